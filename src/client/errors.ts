@@ -1,0 +1,122 @@
+import type { JsonApiErrorObject } from "./jsonapi";
+
+/** Base class of every error the client throws. */
+export class TfeError extends Error {
+  override name = "TfeError";
+}
+
+export interface FieldProblem {
+  /** The input that is wrong, as the caller named it (e.g. `enforcementLevel`, `name`). */
+  field: string;
+  /** What is wrong with it and how to fix it. */
+  message: string;
+}
+
+/** A request was rejected before anything was sent. */
+export class TfeValidationError extends TfeError {
+  override name = "TfeValidationError";
+  constructor(readonly problems: FieldProblem[]) {
+    super(problems.map((problem) => `${problem.field} ${problem.message}`).join("; "));
+  }
+}
+
+/** No usable configuration, e.g. no token anywhere. */
+export class TfeConfigError extends TfeError {
+  override name = "TfeConfigError";
+}
+
+/** The request may or may not have reached the service: connection refused, reset, or timed out. */
+export class TfeConnectionError extends TfeError {
+  override name = "TfeConnectionError";
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly code: string,
+    /** False only where the request provably never reached the service (refused, or no connection made). */
+    readonly mayHaveReachedService: boolean,
+    readonly attempts: number,
+    detail: string,
+  ) {
+    super(`${method} ${path} failed after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${detail} (${code})`);
+  }
+}
+
+export interface ApiErrorDetails {
+  status: number;
+  method: string;
+  path: string;
+  errors: JsonApiErrorObject[];
+  /** The body when it was not a JSON:API error document (a proxy's HTML page, a registry error). */
+  rawBody?: string | undefined;
+  /** Size of the upload that was refused with 413. */
+  uploadBytes?: number | undefined;
+  attempts: number;
+}
+
+/** The service answered with an error status. */
+export class TfeApiError extends TfeError {
+  override name = "TfeApiError";
+  readonly status: number;
+  readonly method: string;
+  readonly path: string;
+  readonly errors: JsonApiErrorObject[];
+  readonly attempts: number;
+
+  constructor(details: ApiErrorDetails) {
+    super(describeApiError(details));
+    this.status = details.status;
+    this.method = details.method;
+    this.path = details.path;
+    this.errors = details.errors;
+    this.attempts = details.attempts;
+  }
+
+  /** The attributes a 422 names through `source.pointer`, e.g. `name` for `/data/attributes/name`. */
+  get invalidAttributes(): string[] {
+    return this.errors.map((error) => pointerToAttribute(error.source?.pointer)).filter((name) => name !== undefined);
+  }
+}
+
+function pointerToAttribute(pointer: string | undefined): string | undefined {
+  if (!pointer) return undefined;
+  const parts = pointer.split("/").filter(Boolean);
+  return parts.at(-1);
+}
+
+function describeErrorObject(error: JsonApiErrorObject): string {
+  const attribute = pointerToAttribute(error.source?.pointer);
+  const text = [error.title, error.detail].filter(Boolean).join(": ") || "no detail given";
+  return attribute ? `${attribute}: ${text}` : text;
+}
+
+function describeApiError(details: ApiErrorDetails): string {
+  const request = `${details.method} ${details.path}`;
+  const fromBody = details.errors.map(describeErrorObject);
+  const bodyText = fromBody.length > 0 ? fromBody.join("; ") : summarizeRawBody(details.rawBody);
+  const retried = details.attempts > 1 ? ` after ${details.attempts} attempts` : "";
+  switch (details.status) {
+    case 401:
+      return `${request}: the token was not accepted (401): set a valid API token in tfe:token, TFE_TOKEN or the Terraform credentials file`;
+    case 404:
+      return `${request}: not found, or the token lacks permission for it (404)${bodyText ? `: ${bodyText}` : ""}`;
+    case 413: {
+      const size = details.uploadBytes !== undefined ? ` of ${details.uploadBytes} bytes` : "";
+      return `${request}: the payload${size} is larger than the service's 10 MB limit (413); nothing was saved`;
+    }
+    case 422:
+      return `${request}: the service rejected the request (422): ${bodyText || "no detail given"}`;
+    case 429:
+      return `${request}: rate limited by the service (429)${retried}: lower the request rate or raise the retry budget`;
+    default:
+      return `${request}: the service answered ${details.status}${retried}${bodyText ? `: ${bodyText}` : ""}`;
+  }
+}
+
+function summarizeRawBody(rawBody: string | undefined): string {
+  if (!rawBody) return "";
+  const text = rawBody
+    .replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}

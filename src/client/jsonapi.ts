@@ -1,0 +1,73 @@
+import { z } from "zod";
+
+/** Media type of every JSON:API request and response body. */
+export const jsonApiMediaType = "application/vnd.api+json";
+
+/** `{ id, type }` pointer to another resource, as in `relationships.*.data`. */
+export const resourceIdentifier = z.object({ id: z.string(), type: z.string() });
+
+/**
+ * One error object. The service sends `status` as a string in most bodies and as a number in some, and may leave
+ * out `detail` and `source`: all of it is optional here.
+ */
+export const jsonApiErrorObject = z.object({
+  status: z.union([z.string(), z.number()]).optional(),
+  title: z.string().optional(),
+  detail: z.string().optional(),
+  source: z.object({ pointer: z.string().optional(), parameter: z.string().optional() }).optional(),
+});
+export type JsonApiErrorObject = z.infer<typeof jsonApiErrorObject>;
+
+export const jsonApiErrorDocument = z.object({ errors: z.array(jsonApiErrorObject) });
+
+/** `meta.pagination` of a list response. `page-size` is usually, not always, present. */
+export const paginationMeta = z.object({
+  "current-page": z.number(),
+  "prev-page": z.number().nullable().optional(),
+  "next-page": z.number().nullable().optional(),
+  "total-pages": z.number(),
+  "total-count": z.number(),
+  "page-size": z.number().optional(),
+});
+export type PaginationMeta = z.infer<typeof paginationMeta>;
+
+export const paginationLinks = z
+  .object({
+    self: z.string(),
+    first: z.string(),
+    prev: z.string().nullable(),
+    next: z.string().nullable(),
+    last: z.string(),
+  })
+  .partial();
+
+/** Camel-cased pagination as the client returns it. */
+export interface Pagination {
+  currentPage: number;
+  previousPage: number | null;
+  nextPage: number | null;
+  totalPages: number;
+  totalCount: number;
+  pageSize: number | undefined;
+}
+
+export function toPagination(meta: PaginationMeta | undefined, itemCount: number): Pagination {
+  if (!meta) {
+    return {
+      currentPage: 1,
+      previousPage: null,
+      nextPage: null,
+      totalPages: 1,
+      totalCount: itemCount,
+      pageSize: undefined,
+    };
+  }
+  return {
+    currentPage: meta["current-page"],
+    previousPage: meta["prev-page"] ?? null,
+    nextPage: meta["next-page"] ?? null,
+    totalPages: meta["total-pages"],
+    totalCount: meta["total-count"],
+    pageSize: meta["page-size"],
+  };
+}

@@ -1,0 +1,121 @@
+import { z } from "zod";
+import { resourceIdentifier } from "./jsonapi";
+import { pathSegment } from "./paths";
+import type { Transport } from "./transport";
+
+/** Where a module version lives in an organization's private registry. */
+export interface ModuleVersionAddress {
+  organization: string;
+  name: string;
+  provider: string;
+  version: string;
+}
+
+const deprecatedStatus = z.strictObject({
+  "deprecated-status": z.literal("Deprecated"),
+  reason: z.string().trim().min(1, "is required: say why the version is deprecated"),
+  link: z.string().optional(),
+});
+const undeprecatedStatus = z.strictObject({ "deprecated-status": z.literal("Undeprecated") });
+
+/** Body of the module-version PATCH (spec 4.5 deprecate, 4.6 revert), validated strictly before it is sent. */
+export const moduleVersionDeprecationRequest = z.strictObject({
+  data: z.strictObject({
+    type: z.literal("module-versions"),
+    attributes: z.strictObject({
+      deprecation: z.discriminatedUnion("deprecated-status", [deprecatedStatus, undeprecatedStatus]),
+    }),
+  }),
+});
+export type ModuleVersionDeprecationRequest = z.infer<typeof moduleVersionDeprecationRequest>;
+
+/** A `deprecations` record in `included`. */
+export const deprecationRecord = z.object({
+  id: z.string(),
+  type: z.literal("deprecations"),
+  attributes: z.object({ reason: z.string().nullish(), link: z.string().nullish() }).optional(),
+});
+
+/**
+ * Response to either PATCH. The deprecate response has `relationships.deprecation` and `included`; the revert
+ * response is `{data: {type, id}}` only; neither has attributes or links.
+ */
+export const moduleVersionDocument = z.object({
+  data: z.object({
+    id: z.string(),
+    type: z.literal("module-versions"),
+    relationships: z.object({ deprecation: z.object({ data: resourceIdentifier.nullish() }).optional() }).optional(),
+  }),
+  included: z.array(z.union([deprecationRecord, z.object({ id: z.string(), type: z.string() })])).optional(),
+});
+
+export interface DeprecateOptions extends ModuleVersionAddress {
+  reason: string;
+  link?: string;
+}
+
+export interface ModuleVersionDeprecation {
+  moduleVersionId: string;
+  deprecationId: string | null;
+  /** The reason as the service holds it: it appends text of its own to the one sent. */
+  reason: string | null;
+  link: string | null;
+}
+
+function moduleVersionPath(address: ModuleVersionAddress): string {
+  const organization = pathSegment("organization", address.organization);
+  return (
+    `/api/v2/organizations/${organization}/registry-modules/private/${organization}/` +
+    `${pathSegment("name", address.name)}/${pathSegment("provider", address.provider)}/` +
+    pathSegment("version", address.version)
+  );
+}
+
+// 500 and 503 are the service's "failure while deprecating" (spec 7); the PATCH sets a state, so it is safe to repeat.
+const retryDeprecationFailures = [500, 503];
+
+export class ModuleVersionsApi {
+  constructor(private readonly transport: Transport) {}
+
+  /** Marks a version deprecated (spec 4.5). Needs the Plus edition; 404 otherwise. */
+  async deprecate(options: DeprecateOptions): Promise<ModuleVersionDeprecation> {
+    const deprecation: z.infer<typeof deprecatedStatus> = { "deprecated-status": "Deprecated", reason: options.reason };
+    if (options.link !== undefined) deprecation.link = options.link;
+    const body = this.transport.validate(moduleVersionDeprecationRequest, {
+      data: { type: "module-versions", attributes: { deprecation } },
+    });
+    const response = await this.transport.json({
+      method: "PATCH",
+      path: moduleVersionPath(options),
+      body,
+      schema: moduleVersionDocument,
+      retryStatuses: retryDeprecationFailures,
+    });
+    const deprecationId = response.data.relationships?.deprecation?.data?.id ?? null;
+    const record = response.included?.find(
+      (item): item is z.infer<typeof deprecationRecord> =>
+        item.type === "deprecations" && (deprecationId === null || item.id === deprecationId),
+    );
+    return {
+      moduleVersionId: response.data.id,
+      deprecationId: deprecationId ?? record?.id ?? null,
+      reason: record?.attributes?.reason ?? null,
+      link: record?.attributes?.link ?? null,
+    };
+  }
+
+  /** Reverts the deprecation, so the version is fully reinstated (spec 4.6). */
+  async undeprecate(address: ModuleVersionAddress): Promise<{ moduleVersionId: string }> {
+    const body = this.transport.validate(moduleVersionDeprecationRequest, {
+      data: { type: "module-versions", attributes: { deprecation: { "deprecated-status": "Undeprecated" } } },
+    });
+    const response = await this.transport.json({
+      method: "PATCH",
+      path: moduleVersionPath(address),
+      body,
+      schema: moduleVersionDocument,
+      retryStatuses: retryDeprecationFailures,
+    });
+    return { moduleVersionId: response.data.id };
+  }
+}

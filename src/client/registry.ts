@@ -1,0 +1,123 @@
+import { z } from "zod";
+import { pathSegment } from "./paths";
+import type { Transport } from "./transport";
+
+/** `deprecation` of the registry read interface: `{reason, link}` or null. A link may lack a scheme. */
+export const registryDeprecation = z.object({ reason: z.string().nullish(), link: z.string().nullish() }).nullable();
+
+/** One module version from `GET /api/registry/v1/modules/:ns/:name/:provider/:version` (spec 4.7); plain JSON. */
+export const registryModuleVersion = z.object({
+  id: z.string(),
+  owner: z.string().nullish(),
+  namespace: z.string(),
+  name: z.string(),
+  version: z.string(),
+  provider: z.string(),
+  description: z.string().nullish(),
+  source: z.string().nullish(),
+  published_at: z.string().nullish(),
+  deprecation: registryDeprecation.optional(),
+});
+export type RegistryModuleVersionRecord = z.infer<typeof registryModuleVersion>;
+
+/** `GET /api/registry/v1/modules/:ns/:name/:provider/versions` (spec 4.8). */
+export const registryModuleVersions = z.object({
+  modules: z.array(
+    z.object({
+      source: z.string().nullish(),
+      versions: z.array(
+        z.object({
+          version: z.string(),
+          submodules: z.array(z.unknown()).nullish(),
+          root: z
+            .object({
+              dependencies: z.array(z.unknown()).nullish(),
+              providers: z.array(z.object({ name: z.string(), version: z.string().nullish() })).nullish(),
+            })
+            .nullish(),
+          deprecation: registryDeprecation.optional(),
+        }),
+      ),
+    }),
+  ),
+});
+
+/** Errors of the registry read interface: an array of strings, e.g. `{"errors":["Not Found"]}`. */
+export const registryErrorDocument = z.object({ errors: z.array(z.string()) });
+
+export interface RegistryModuleAddress {
+  /** For private modules, the organization name. */
+  namespace: string;
+  name: string;
+  provider: string;
+}
+
+export interface Deprecation {
+  reason: string;
+  link: string | null;
+}
+
+export interface RegistryModuleVersion {
+  id: string;
+  namespace: string;
+  name: string;
+  provider: string;
+  version: string;
+  description: string | null;
+  publishedAt: string | null;
+  deprecation: Deprecation | null;
+}
+
+export interface RegistryModuleVersionSummary {
+  version: string;
+  deprecation: Deprecation | null;
+}
+
+function toDeprecation(value: z.infer<typeof registryDeprecation> | undefined): Deprecation | null {
+  if (!value) return null;
+  return { reason: value.reason ?? "", link: value.link ?? null };
+}
+
+function modulePath(address: RegistryModuleAddress): string {
+  return (
+    `/api/registry/v1/modules/${pathSegment("namespace", address.namespace)}/` +
+    `${pathSegment("name", address.name)}/${pathSegment("provider", address.provider)}`
+  );
+}
+
+export class RegistryApi {
+  constructor(private readonly transport: Transport) {}
+
+  /** One version with its deprecation data (spec 4.7). */
+  async getModuleVersion(address: RegistryModuleAddress & { version: string }): Promise<RegistryModuleVersion> {
+    const record = await this.transport.json({
+      method: "GET",
+      path: `${modulePath(address)}/${pathSegment("version", address.version)}`,
+      schema: registryModuleVersion,
+      accept: "application/json",
+    });
+    return {
+      id: record.id,
+      namespace: record.namespace,
+      name: record.name,
+      provider: record.provider,
+      version: record.version,
+      description: record.description ?? null,
+      publishedAt: record.published_at ?? null,
+      deprecation: toDeprecation(record.deprecation),
+    };
+  }
+
+  /** Every version of a module with its deprecation data (spec 4.8). */
+  async listModuleVersions(address: RegistryModuleAddress): Promise<RegistryModuleVersionSummary[]> {
+    const response = await this.transport.json({
+      method: "GET",
+      path: `${modulePath(address)}/versions`,
+      schema: registryModuleVersions,
+      accept: "application/json",
+    });
+    return response.modules.flatMap((module) =>
+      module.versions.map((entry) => ({ version: entry.version, deprecation: toDeprecation(entry.deprecation) })),
+    );
+  }
+}
