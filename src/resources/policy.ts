@@ -1,0 +1,469 @@
+import { createHash } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import type { TfeClient } from "../client/client";
+import { TfeApiError, TfeConnectionError } from "../client/errors";
+import {
+  maxPolicyCodeBytes,
+  type PolicyKind,
+  policyKinds,
+  policyNamePattern,
+  policyRuleViolations,
+  type Policy as ServicePolicy,
+  type UpdatePolicyOptions,
+} from "../client/policies";
+import {
+  type CheckFailure,
+  checkPathValue,
+  defaultOrganization,
+  isUnknown,
+  ProviderContext,
+  sameValue,
+  unknownValue,
+} from "./provider-context";
+import { thinProvider } from "./shim";
+
+export interface PolicyArgs {
+  /** Organization of the policy; default: stack config `tfe:organization`, then `TFE_ORGANIZATION`. */
+  organization?: pulumi.Input<string>;
+  /** Policy name (letters, digits, `-`, `_`), unique in the organization; default: the resource's name. */
+  name?: pulumi.Input<string>;
+  description?: pulumi.Input<string>;
+  /** `sentinel` (default) or `opa`. */
+  kind?: pulumi.Input<PolicyKind>;
+  /** OPA only, and required there, e.g. `data.terraform.deny`. */
+  query?: pulumi.Input<string>;
+  /**
+   * sentinel: `hard-mandatory`, `soft-mandatory` (default), `advisory`; opa: `mandatory`, `advisory` (default).
+   */
+  enforcementLevel?: pulumi.Input<string>;
+  /** @deprecated The service's old `enforce` array; use `enforcementLevel`. Its single entry's `mode` is used. */
+  enforce?: pulumi.Input<pulumi.Input<{ path?: pulumi.Input<string>; mode: pulumi.Input<string> }>[]>;
+  /** Policy sets that hold the policy. Changing them replaces the policy (the API sets them only at creation). */
+  policySetIds?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * The policy's code from a file, relative to the project directory (where Pulumi.yaml is). Only the path, the
+   * SHA-256 and the size go into state. Exactly one of `codeFile` and `code`.
+   */
+  codeFile?: pulumi.Input<string> | pulumi.asset.FileAsset;
+  /** The policy's code, inline. Exactly one of `codeFile` and `code`. */
+  code?: pulumi.Input<string>;
+  /** Take over a policy that already has this name instead of failing. */
+  adoptExisting?: pulumi.Input<boolean>;
+}
+
+/** The inputs as the provider holds them once checked. */
+export interface PolicyInputs {
+  organization: string;
+  name: string;
+  description: string | null;
+  kind: PolicyKind;
+  query: string | null;
+  enforcementLevel: string;
+  policySetIds: string[];
+  codeFile?: string;
+  code?: string;
+  codeHash: string | null;
+  codeSize: number;
+  adoptExisting: boolean;
+}
+
+export interface PolicyOutputs extends PolicyInputs {
+  policyId: string;
+  policySetCount: number;
+  updatedAt: string | null;
+}
+
+const defaultEnforcementLevel: Record<PolicyKind, string> = { sentinel: "soft-mandatory", opa: "advisory" };
+const replacingProperties = ["organization", "name", "kind", "policySetIds"] as const;
+const updatableProperties = [
+  "description",
+  "query",
+  "enforcementLevel",
+  "codeHash",
+  "codeFile",
+  "code",
+  "adoptExisting",
+];
+
+export function hashCode(code: Uint8Array): string {
+  return createHash("sha256").update(code).digest("hex");
+}
+
+function loadCode(inputs: Pick<PolicyInputs, "code" | "codeFile">): Buffer {
+  if (inputs.code !== undefined) return Buffer.from(inputs.code, "utf8");
+  return readFileSync(resolve(inputs.codeFile as string));
+}
+
+/** Pulumi's provider for `Policy`, run in the engine's dynamic-provider process through the thin shim. */
+export class PolicyProvider implements pulumi.dynamic.ResourceProvider {
+  readonly context = new ProviderContext();
+
+  async configure(request: pulumi.dynamic.ConfigureRequest): Promise<void> {
+    this.context.configure(request);
+  }
+
+  /** Every input rule, before any request; unknown values (preview) pass. */
+  async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
+    const failures: CheckFailure[] = [];
+    const inputs: Record<string, unknown> = { ...news };
+    delete inputs.enforce;
+
+    checkPathValue(
+      failures,
+      "organization",
+      news.organization,
+      'set it, or set "pulumi config set tfe:organization <name>"',
+    );
+    const name = news.name;
+    if (!isUnknown(name) && (typeof name !== "string" || !policyNamePattern.test(name))) {
+      failures.push({
+        property: "name",
+        reason: `name ${JSON.stringify(name)} may hold only letters, digits, '-' and '_': e.g. "require-tags"`,
+      });
+    }
+    const kind = news.kind ?? "sentinel";
+    inputs.kind = kind;
+    if (!isUnknown(kind) && !policyKinds.includes(kind as PolicyKind)) {
+      failures.push({ property: "kind", reason: `kind ${JSON.stringify(kind)} is not valid: use "sentinel" or "opa"` });
+    }
+
+    const enforceMode = this.checkEnforce(failures, news.enforce);
+    inputs.enforcementLevel = news.enforcementLevel ?? enforceMode;
+    const knownKind = policyKinds.includes(kind as PolicyKind) ? (kind as PolicyKind) : undefined;
+    if (inputs.enforcementLevel === undefined && knownKind)
+      inputs.enforcementLevel = defaultEnforcementLevel[knownKind];
+    inputs.description = news.description ?? null;
+    inputs.query = news.query ?? null;
+    inputs.policySetIds = this.checkPolicySetIds(failures, news.policySetIds);
+    inputs.adoptExisting = news.adoptExisting === true;
+
+    if (knownKind && !isUnknown(inputs.enforcementLevel) && !isUnknown(inputs.query)) {
+      for (const violation of policyRuleViolations({
+        kind: knownKind,
+        query: inputs.query as string | null,
+        enforcementLevel: inputs.enforcementLevel as string,
+        enforce:
+          enforceMode !== undefined && !isUnknown(enforceMode) && news.enforcementLevel !== undefined
+            ? [{ path: "", mode: enforceMode as string }]
+            : undefined,
+        isCreate: true,
+      })) {
+        const property = violation.attribute === "enforcement-level" ? "enforcementLevel" : violation.attribute;
+        failures.push({ property, reason: `${property} ${violation.message}` });
+      }
+    }
+
+    Object.assign(inputs, this.checkCode(failures, news));
+    return { inputs, failures };
+  }
+
+  private checkEnforce(failures: CheckFailure[], enforce: unknown): unknown {
+    if (enforce === undefined || isUnknown(enforce)) return enforce === undefined ? undefined : enforce;
+    const entries = Array.isArray(enforce) ? enforce : [];
+    const mode = (entries[0] as { mode?: unknown } | undefined)?.mode;
+    if (entries.length !== 1 || (typeof mode !== "string" && !isUnknown(mode))) {
+      failures.push({
+        property: "enforce",
+        reason: "enforce must hold exactly one { mode } entry (policies have one file): better, use enforcementLevel",
+      });
+      return undefined;
+    }
+    return mode;
+  }
+
+  private checkPolicySetIds(failures: CheckFailure[], value: unknown): unknown {
+    if (value === undefined || value === null) return [];
+    if (isUnknown(value)) return value;
+    if (!Array.isArray(value) || value.some((id) => !isUnknown(id) && (typeof id !== "string" || id === ""))) {
+      failures.push({
+        property: "policySetIds",
+        reason: 'policySetIds must be a list of policy set ids, e.g. ["polset-..."]',
+      });
+      return value;
+    }
+    return value.some(isUnknown) ? value : [...new Set(value as string[])].sort();
+  }
+
+  private checkCode(failures: CheckFailure[], news: Record<string, unknown>): Partial<Record<string, unknown>> {
+    const { code, codeFile } = news;
+    if ((code === undefined) === (codeFile === undefined)) {
+      failures.push({
+        property: code === undefined ? "codeFile" : "code",
+        reason: "set exactly one of codeFile (a path to the policy's file) and code (the policy's text)",
+      });
+      return { codeHash: null, codeSize: 0 };
+    }
+    if (isUnknown(code) || isUnknown(codeFile)) return { codeHash: unknownValue, codeSize: unknownValue };
+    if (code !== undefined) {
+      if (typeof code !== "string") {
+        failures.push({ property: "code", reason: "code must be the policy's text" });
+        return {};
+      }
+      const bytes = Buffer.from(code, "utf8");
+      if (bytes.byteLength > maxPolicyCodeBytes) {
+        failures.push({ property: "code", reason: `code is ${bytes.byteLength} bytes; the service's limit is 10 MB` });
+      }
+      return { codeHash: hashCode(bytes), codeSize: bytes.byteLength };
+    }
+    if (typeof codeFile !== "string" || codeFile === "") {
+      failures.push({ property: "codeFile", reason: "codeFile must be a path to the policy's file" });
+      return {};
+    }
+    const path = resolve(codeFile);
+    try {
+      const size = statSync(path).size;
+      if (size > maxPolicyCodeBytes) {
+        failures.push({
+          property: "codeFile",
+          reason: `codeFile ${codeFile} is ${size} bytes; the service accepts at most ${maxPolicyCodeBytes} (10 MB)`,
+        });
+        return { codeHash: null, codeSize: size };
+      }
+      const bytes = readFileSync(path);
+      return { codeHash: hashCode(bytes), codeSize: bytes.byteLength };
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : "cannot be read";
+      failures.push({
+        property: "codeFile",
+        reason: `codeFile ${codeFile} ${reason} (resolved to ${path}, relative to the project directory where Pulumi.yaml is)`,
+      });
+      return { codeHash: null, codeSize: 0 };
+    }
+  }
+
+  async diff(_id: string, olds: PolicyOutputs, news: PolicyInputs): Promise<pulumi.dynamic.DiffResult> {
+    const differs = (key: keyof PolicyInputs) => isUnknown(news[key]) || !sameValue(olds[key], news[key]);
+    const replaces = replacingProperties.filter(differs);
+    const updates = updatableProperties.filter((key) => differs(key as keyof PolicyInputs));
+    return {
+      changes: replaces.length + updates.length > 0,
+      replaces,
+      // Names are unique in an organization: a replacement that keeps the name must delete the old one first.
+      deleteBeforeReplace: replaces.length > 0 && olds.name === news.name && olds.organization === news.organization,
+    };
+  }
+
+  async create(inputs: PolicyInputs): Promise<pulumi.dynamic.CreateResult> {
+    const client = this.context.client;
+    const { policy, createdHere } = await this.createOrAdopt(client, inputs);
+    const code = loadCode(inputs);
+    try {
+      await client.policies.upload(policy.id, code);
+    } catch (error) {
+      if (createdHere) await client.policies.delete(policy.id).catch(() => undefined);
+      const cleanup = createdHere ? "the policy just created was deleted again, so nothing is left without code" : "";
+      throw new Error(`uploading the code of policy "${inputs.name}" failed; ${cleanup}: ${(error as Error).message}`);
+    }
+    const stored = await client.policies.read(policy.id);
+    return { id: policy.id, outs: toOutputs(inputs, stored, hashCode(code), code.byteLength) };
+  }
+
+  private async createOrAdopt(
+    client: TfeClient,
+    inputs: PolicyInputs,
+  ): Promise<{ policy: ServicePolicy; createdHere: boolean }> {
+    try {
+      return { policy: await createWithoutDuplicate(client, inputs), createdHere: true };
+    } catch (error) {
+      if (!isNameTaken(error)) throw error;
+      if (!inputs.adoptExisting) {
+        throw new Error(
+          `a policy named "${inputs.name}" already exists in organization "${inputs.organization}": ` +
+            "choose another name, or set adoptExisting: true to manage the existing policy with this program",
+        );
+      }
+      const existing = await findByName(client, inputs.organization, inputs.name);
+      if (!existing) throw error;
+      if (existing.kind !== inputs.kind) {
+        throw new Error(
+          `cannot adopt policy "${inputs.name}": it is a ${existing.kind} policy and kind is ${inputs.kind}; set kind: "${existing.kind}"`,
+        );
+      }
+      const policy = await client.policies.update(
+        existing.id,
+        attributeChanges(toOutputs(inputs, existing, null, 0), inputs),
+      );
+      return { policy, createdHere: false };
+    }
+  }
+
+  async read(id: string, props: Partial<PolicyOutputs>): Promise<pulumi.dynamic.ReadResult> {
+    const client = this.context.client;
+    let policy: ServicePolicy;
+    try {
+      policy = await client.policies.read(id);
+    } catch (error) {
+      // Deleted outside Pulumi: an empty result drops the resource from state.
+      if (error instanceof TfeApiError && error.status === 404) return {};
+      throw error;
+    }
+    const code = policy.hasCode ? await downloadCode(client, id) : undefined;
+    const outs = toOutputs(props as PolicyInputs, policy, code ? hashCode(code) : null, code?.byteLength ?? 0);
+    if (props.code !== undefined && code) outs.code = code.toString("utf8");
+    const { policyId: _id, policySetCount: _count, updatedAt: _updated, ...inputs } = outs;
+    return { id, props: outs, inputs };
+  }
+
+  async update(id: string, olds: PolicyOutputs, news: PolicyInputs): Promise<pulumi.dynamic.UpdateResult> {
+    const client = this.context.client;
+    const changes = attributeChanges(olds, news);
+    if (Object.keys(changes).length > 0) await client.policies.update(id, changes);
+    let codeHash = olds.codeHash;
+    let codeSize = olds.codeSize;
+    if (olds.codeHash !== news.codeHash) {
+      const code = loadCode(news);
+      await client.policies.upload(id, code);
+      codeHash = hashCode(code);
+      codeSize = code.byteLength;
+    }
+    const stored = await client.policies.read(id);
+    return { outs: toOutputs(news, stored, codeHash, codeSize) };
+  }
+
+  async delete(id: string): Promise<void> {
+    try {
+      await this.context.client.policies.delete(id);
+    } catch (error) {
+      if (!(error instanceof TfeApiError && error.status === 404)) throw error;
+    }
+  }
+}
+
+function attributeChanges(olds: Partial<PolicyOutputs>, news: PolicyInputs): UpdatePolicyOptions {
+  const changes: UpdatePolicyOptions = {};
+  if (!sameValue(olds.description, news.description)) changes.description = news.description ?? null;
+  if (news.kind === "opa" && news.query !== null && !sameValue(olds.query, news.query)) changes.query = news.query;
+  if (!sameValue(olds.enforcementLevel, news.enforcementLevel)) {
+    changes.enforcementLevel = news.enforcementLevel as UpdatePolicyOptions["enforcementLevel"];
+  }
+  return changes;
+}
+
+function isNameTaken(error: unknown): boolean {
+  return error instanceof TfeApiError && error.status === 422 && error.invalidAttributes.includes("name");
+}
+
+/** A create that failed this way may still have created the policy. */
+function mayHaveCreated(error: unknown): boolean {
+  if (error instanceof TfeConnectionError) return error.mayHaveReachedService;
+  return error instanceof TfeApiError && error.status >= 500;
+}
+
+async function findByName(client: TfeClient, organization: string, name: string): Promise<ServicePolicy | undefined> {
+  for await (const policy of client.policies.listAll(organization, { search: name })) {
+    if (policy.name === name) return policy;
+  }
+  return undefined;
+}
+
+/**
+ * POST is not retried blindly: after a timeout or 5xx, the policy may exist already. Look for it by name first,
+ * and take it only when it is the one just sent (no code yet, same attributes); otherwise send the POST again.
+ */
+async function createWithoutDuplicate(client: TfeClient, inputs: PolicyInputs): Promise<ServicePolicy> {
+  const options = {
+    name: inputs.name,
+    description: inputs.description,
+    kind: inputs.kind,
+    ...(inputs.kind === "opa" && inputs.query !== null ? { query: inputs.query } : {}),
+    enforcementLevel: inputs.enforcementLevel as UpdatePolicyOptions["enforcementLevel"],
+    policySetIds: inputs.policySetIds,
+  };
+  const maxAttempts = 3;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.policies.create(inputs.organization, options);
+    } catch (error) {
+      if (!mayHaveCreated(error) || attempt >= maxAttempts) throw error;
+      const existing = await findByName(client, inputs.organization, inputs.name);
+      if (existing && !existing.hasCode && existing.enforcementLevel === inputs.enforcementLevel) return existing;
+      if (existing) throw error;
+    }
+  }
+}
+
+async function downloadCode(client: TfeClient, id: string): Promise<Buffer | undefined> {
+  try {
+    return await client.policies.download(id);
+  } catch (error) {
+    if (error instanceof TfeApiError && error.status === 404) return undefined;
+    throw error;
+  }
+}
+
+function toOutputs(
+  inputs: PolicyInputs,
+  policy: ServicePolicy,
+  codeHash: string | null,
+  codeSize: number,
+): PolicyOutputs {
+  const outputs: PolicyOutputs = {
+    organization: policy.organization ?? inputs.organization,
+    name: policy.name,
+    description: policy.description,
+    kind: policy.kind,
+    query: policy.query,
+    enforcementLevel: policy.enforcementLevel ?? inputs.enforcementLevel,
+    policySetIds: [...(policy.policySetIds ?? [])].sort(),
+    codeHash,
+    codeSize,
+    adoptExisting: inputs.adoptExisting ?? false,
+    policyId: policy.id,
+    policySetCount: policy.policySetCount,
+    updatedAt: policy.updatedAt,
+  };
+  if (inputs.codeFile !== undefined) outputs.codeFile = inputs.codeFile;
+  if (inputs.code !== undefined) outputs.code = inputs.code;
+  return outputs;
+}
+
+/**
+ * A policy of HCP Terraform / Terraform Enterprise, with its code, managed by Pulumi. Type token
+ * `pulumi-nodejs:dynamic/tfe:Policy`.
+ */
+export class Policy extends pulumi.dynamic.Resource {
+  declare readonly organization: pulumi.Output<string>;
+  declare readonly name: pulumi.Output<string>;
+  declare readonly description: pulumi.Output<string | null>;
+  declare readonly kind: pulumi.Output<PolicyKind>;
+  declare readonly query: pulumi.Output<string | null>;
+  declare readonly enforcementLevel: pulumi.Output<string>;
+  declare readonly policySetIds: pulumi.Output<string[]>;
+  declare readonly codeFile: pulumi.Output<string | undefined>;
+  declare readonly codeHash: pulumi.Output<string>;
+  declare readonly codeSize: pulumi.Output<number>;
+  /** The service's id of the policy (`pol-...`); also the resource's id. */
+  declare readonly policyId: pulumi.Output<string>;
+  declare readonly policySetCount: pulumi.Output<number>;
+  declare readonly updatedAt: pulumi.Output<string | null>;
+
+  constructor(name: string, args: PolicyArgs, opts?: pulumi.CustomResourceOptions) {
+    const outputsOnly = {
+      policyId: undefined,
+      policySetCount: undefined,
+      updatedAt: undefined,
+      codeHash: undefined,
+      codeSize: undefined,
+    };
+    const props = opts?.id
+      ? { ...outputsOnly, organization: undefined, name: undefined, description: undefined, kind: undefined }
+      : {
+          ...outputsOnly,
+          ...args,
+          organization: args.organization ?? defaultOrganization(),
+          name: args.name ?? name,
+          codeFile: args.codeFile instanceof pulumi.asset.FileAsset ? args.codeFile.path : args.codeFile,
+        };
+    super(thinProvider("Policy"), name, props, opts, "tfe", "Policy");
+    if (!opts?.id && args.enforce !== undefined) {
+      pulumi.log.warn("enforce is deprecated by the service: use enforcementLevel instead", this);
+    }
+  }
+
+  /** Reads an existing policy by id into the program, without managing it. */
+  static get(name: string, id: pulumi.Input<string>, opts?: pulumi.CustomResourceOptions): Policy {
+    return new Policy(name, {}, { ...opts, id });
+  }
+}
