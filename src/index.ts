@@ -8,4 +8,24 @@ export {
   TfeError,
   TfeValidationError,
 } from "./client";
+export {
+  type GetPolicyArgs,
+  getModuleVersion,
+  getModuleVersionOutput,
+  getPolicy,
+  getPolicyOutput,
+  type InputArgs,
+  type ListPoliciesArgs,
+  listModuleVersions,
+  listModuleVersionsOutput,
+  listPolicies,
+  listPoliciesOutput,
+  type ModuleArgs,
+  type ModuleVersionArgs,
+  type ReadFunctionOptions,
+} from "./functions";
+export {
+  ModuleVersionDeprecation,
+  type ModuleVersionDeprecationArgs,
+} from "./resources/module-version-deprecation";
 export { Policy, type PolicyArgs } from "./resources/policy";

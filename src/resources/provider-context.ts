@@ -1,6 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
 import { TfeClient } from "../client/client";
-import { resolveClientConfig } from "../client/config";
 import { segmentProblem } from "../client/paths";
 
 /** The value Pulumi puts in inputs that are not known yet (outputs of other resources during preview). */
@@ -45,6 +44,15 @@ export class ProviderContext {
   }
 }
 
+/** What every provider of this library starts from: its context, configured by the engine. */
+export abstract class ContextProvider {
+  readonly context = new ProviderContext();
+
+  async configure(request: pulumi.dynamic.ConfigureRequest): Promise<void> {
+    this.context.configure(request);
+  }
+}
+
 /** In a Pulumi program: the organization a resource uses when none is given (`tfe:organization`, then the env). */
 export function defaultOrganization(): string | undefined {
   return new pulumi.Config("tfe").get("organization") ?? process.env.TFE_ORGANIZATION;
@@ -55,6 +63,20 @@ export function checkPathValue(failures: CheckFailure[], property: string, value
   if (isUnknown(value)) return;
   const problem = segmentProblem(value);
   if (problem) failures.push({ property, reason: `${property} ${problem}: ${fix}` });
+}
+
+/** The organization rule every resource shares. */
+export function checkOrganization(failures: CheckFailure[], value: unknown): void {
+  checkPathValue(failures, "organization", value, 'set it, or set "pulumi config set tfe:organization <name>"');
+}
+
+/** The `keys` whose new value is not known yet or differs from the old one. */
+export function changedProperties<K extends string>(
+  olds: Partial<Record<K, unknown>>,
+  news: Partial<Record<K, unknown>>,
+  keys: readonly K[],
+): K[] {
+  return keys.filter((key) => isUnknown(news[key]) || !sameValue(olds[key], news[key]));
 }
 
 /** `a` and `b` hold the same value, treating `undefined` and `null` alike. */

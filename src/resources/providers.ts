@@ -1,7 +1,11 @@
 // Loaded at run time by the serialized provider shim (see shim.ts): not part of the public API.
+import type * as pulumi from "@pulumi/pulumi";
+import { ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";
+import type { ProviderContext } from "./provider-context";
 import type { ProviderType } from "./shim";
 
-export const providers: Partial<Record<ProviderType, PolicyProvider>> = {
+export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & { context: ProviderContext }> = {
   Policy: new PolicyProvider(),
+  ModuleVersionDeprecation: new ModuleVersionDeprecationProvider(),
 };

@@ -1,0 +1,150 @@
+import * as pulumi from "@pulumi/pulumi";
+import { TfeClient } from "./client/client";
+import type { StackConfigSource } from "./client/config";
+import type { Policy, PolicyKind } from "./client/policies";
+import type { RegistryModuleVersion, RegistryModuleVersionSummary } from "./client/registry";
+
+/**
+ * Where the read functions get their client: an explicit one, or one built from these values, then the stack
+ * config of a Pulumi program (`tfe:address`, `tfe:hostname`, `tfe:token`), the environment and the Terraform
+ * credentials file.
+ */
+export interface ReadFunctionOptions {
+  /** Used as is and left open; the caller owns it. */
+  client?: TfeClient;
+  address?: string;
+  hostname?: string;
+  token?: string;
+}
+
+export interface GetPolicyArgs {
+  /** The policy's id, `pol-...`. */
+  id: string;
+}
+
+export interface ListPoliciesArgs {
+  organization: string;
+  /** Only policies whose name contains this text. */
+  search?: string;
+  kind?: PolicyKind;
+  /** Ask the service for each policy's policy sets, so that `policySetIds` is filled in. */
+  includePolicySets?: boolean;
+}
+
+export interface ModuleArgs {
+  /** For private modules, the organization name. */
+  namespace: string;
+  name: string;
+  provider: string;
+}
+
+export interface ModuleVersionArgs extends ModuleArgs {
+  version: string;
+}
+
+/** Args of an Output form: each member may be an output of another resource. */
+export type InputArgs<T> = { [K in keyof T]: pulumi.Input<T[K]> };
+
+/** `tfe` stack config when running inside a Pulumi program; outside one there is none, and that is fine. */
+function pulumiStackConfig(): StackConfigSource | undefined {
+  try {
+    const config = new pulumi.Config("tfe");
+    return {
+      get: (key) => {
+        try {
+          return config.get(key);
+        } catch {
+          return undefined;
+        }
+      },
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+async function withClient<T>(options: ReadFunctionOptions, read: (client: TfeClient) => Promise<T>): Promise<T> {
+  if (options.client) return read(options.client);
+  const client = TfeClient.fromConfig({
+    address: options.address,
+    hostname: options.hostname,
+    token: options.token,
+    stackConfig: pulumiStackConfig(),
+  });
+  try {
+    return await read(client);
+  } finally {
+    await client.close();
+  }
+}
+
+function asOutput<A, R>(
+  read: (args: A, options?: ReadFunctionOptions) => Promise<R>,
+  args: InputArgs<A>,
+  options: ReadFunctionOptions,
+): pulumi.Output<R> {
+  return pulumi.output(args).apply((plainArgs) => read(plainArgs as A, options)) as pulumi.Output<R>;
+}
+
+/** One policy by id (spec 4.2). */
+export function getPolicy(args: GetPolicyArgs, options: ReadFunctionOptions = {}): Promise<Policy> {
+  return withClient(options, (client) => client.policies.read(args.id));
+}
+
+/** Every policy of an organization that matches, across all pages (spec 4.9). */
+export function listPolicies(args: ListPoliciesArgs, options: ReadFunctionOptions = {}): Promise<Policy[]> {
+  return withClient(options, async (client) => {
+    const { organization, ...filters } = args;
+    const policies: Policy[] = [];
+    for await (const policy of client.policies.listAll(organization, filters)) policies.push(policy);
+    return policies;
+  });
+}
+
+/** One version of a registry module with its `deprecation` (spec 4.7). */
+export function getModuleVersion(
+  args: ModuleVersionArgs,
+  options: ReadFunctionOptions = {},
+): Promise<RegistryModuleVersion> {
+  return withClient(options, (client) => client.registry.getModuleVersion(args));
+}
+
+/** Every version of a registry module, each with its `deprecation` (spec 4.8). */
+export function listModuleVersions(
+  args: ModuleArgs,
+  options: ReadFunctionOptions = {},
+): Promise<RegistryModuleVersionSummary[]> {
+  return withClient(options, (client) => client.registry.listModuleVersions(args));
+}
+
+/** {@link getPolicy} for Pulumi programs: args may be outputs of other resources. */
+export function getPolicyOutput(
+  args: InputArgs<GetPolicyArgs>,
+  options: ReadFunctionOptions = {},
+): pulumi.Output<Policy> {
+  return asOutput(getPolicy, args, options);
+}
+
+/** {@link listPolicies} for Pulumi programs: args may be outputs of other resources. */
+export function listPoliciesOutput(
+  args: InputArgs<ListPoliciesArgs>,
+  options: ReadFunctionOptions = {},
+): pulumi.Output<Policy[]> {
+  return asOutput(listPolicies, args, options);
+}
+
+/** {@link getModuleVersion} for Pulumi programs: args may be outputs of other resources. */
+export function getModuleVersionOutput(
+  args: InputArgs<ModuleVersionArgs>,
+  options: ReadFunctionOptions = {},
+): pulumi.Output<RegistryModuleVersion> {
+  return asOutput(getModuleVersion, args, options);
+}
+
+/** {@link listModuleVersions} for Pulumi programs: args may be outputs of other resources. */
+export function listModuleVersionsOutput(
+  args: InputArgs<ModuleArgs>,
+  options: ReadFunctionOptions = {},
+): pulumi.Output<RegistryModuleVersionSummary[]> {
+  return asOutput(listModuleVersions, args, options);
+}
