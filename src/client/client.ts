@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ClientConfigInputs, resolveClientConfig } from "./config";
+import { type ClientConfigInputs, defaultAddress, normalizeAddress, resolveClientConfig } from "./config";
+import { TfeConfigError } from "./errors";
 import { ModuleVersionsApi } from "./module-versions";
 import { PoliciesApi } from "./policies";
 import { sharedRateLimiter } from "./rate-limiter";
@@ -35,8 +36,9 @@ export class TfeClient {
   readonly #transport: Transport;
 
   constructor(options: TfeClientOptions) {
-    const address = (options.address ?? "https://app.terraform.io").replace(/\/+$/, "");
+    const address = normalizeAddress(options.address ?? defaultAddress);
     const rateLimit = options.rateLimit ?? { requestsPerSecond: defaultRequestsPerSecond };
+    checkOptions(options, rateLimit);
     this.#transport = new Transport({
       address,
       token: options.token,
@@ -65,5 +67,22 @@ export class TfeClient {
 
   toJSON(): { address: string } {
     return { address: this.address };
+  }
+}
+
+// Caught here rather than at the first request, where a bad option would look like a service or network fault.
+function checkOptions(options: TfeClientOptions, rateLimit: TfeClientOptions["rateLimit"]): void {
+  if (typeof options.token !== "string" || options.token.trim() === "") {
+    throw new TfeConfigError(
+      "token is required: pass the API token, or use TfeClient.fromConfig() to read tfe:token, TFE_TOKEN or the Terraform credentials file",
+    );
+  }
+  if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
+    throw new TfeConfigError(`timeoutMs must be a number of milliseconds above 0, not ${options.timeoutMs}`);
+  }
+  if (rateLimit && !(rateLimit.requestsPerSecond > 0 && Number.isFinite(rateLimit.requestsPerSecond))) {
+    throw new TfeConfigError(
+      `rateLimit.requestsPerSecond must be a number above 0, not ${rateLimit.requestsPerSecond}: or pass rateLimit: false to turn the limiter off`,
+    );
   }
 }

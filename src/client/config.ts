@@ -37,9 +37,9 @@ export function resolveClientConfig(inputs: ClientConfigInputs = {}): ResolvedCl
   const env = inputs.env ?? process.env;
   const config = inputs.stackConfig;
   const address = normalizeAddress(
-    inputs.address ??
+    nonEmpty(inputs.address) ??
       hostnameAddress(inputs.hostname) ??
-      config?.get("address") ??
+      nonEmpty(config?.get("address")) ??
       hostnameAddress(config?.get("hostname")) ??
       nonEmpty(env.TFE_ADDRESS) ??
       hostnameAddress(nonEmpty(env.TFE_HOSTNAME)) ??
@@ -53,15 +53,21 @@ export function resolveClientConfig(inputs: ClientConfigInputs = {}): ResolvedCl
   if (fromConfig) return { address, hostname, token: fromConfig, tokenSource: "stack config tfe:token" };
   const fromEnv = nonEmpty(env.TFE_TOKEN);
   if (fromEnv) return { address, hostname, token: fromEnv, tokenSource: "TFE_TOKEN" };
-  const credentialsFile =
-    nonEmpty(env.TF_CLI_CONFIG_FILE) ??
-    join(inputs.homeDirectory ?? homedir(), ".terraform.d", "credentials.tfrc.json");
-  const fromFile = tokenFromCredentialsFile(credentialsFile, hostname);
-  if (fromFile) return { address, hostname, token: fromFile, tokenSource: `credentials file ${credentialsFile}` };
+  // Terraform reads credentials blocks of the CLI config file and, besides them, the file `terraform login`
+  // writes; a TF_CLI_CONFIG_FILE set for other settings must not hide a login.
+  const credentialsFiles = [
+    nonEmpty(env.TF_CLI_CONFIG_FILE),
+    join(inputs.homeDirectory ?? homedir(), ".terraform.d", "credentials.tfrc.json"),
+  ].filter((path) => path !== undefined);
+  for (const file of credentialsFiles) {
+    const fromFile = tokenFromCredentialsFile(file, hostname);
+    if (fromFile) return { address, hostname, token: fromFile, tokenSource: `credentials file ${file}` };
+  }
 
   throw new TfeConfigError(
     `no API token for ${hostname}. Set one of: the token option; Pulumi config "pulumi config set --secret tfe:token ..."; ` +
-      `the TFE_TOKEN environment variable; or run "terraform login ${hostname}" so that ${credentialsFile} holds it`,
+      `the TFE_TOKEN environment variable; or run "terraform login ${hostname}" so that ` +
+      `${credentialsFiles.join(" or ")} holds it`,
   );
 }
 
@@ -75,7 +81,8 @@ function hostnameAddress(hostname: string | undefined): string | undefined {
   return /^https?:\/\//.test(host) ? host : `https://${host}`;
 }
 
-function normalizeAddress(address: string): string {
+/** Checks an address is an http(s) URL and drops trailing slashes. */
+export function normalizeAddress(address: string): string {
   let url: URL;
   try {
     url = new URL(address);

@@ -77,10 +77,12 @@ export class TfeApiError extends TfeError {
   }
 }
 
-function pointerToAttribute(pointer: string | undefined): string | undefined {
-  if (!pointer) return undefined;
-  const parts = pointer.split("/").filter(Boolean);
-  return parts.at(-1);
+/** `/data/attributes/enforce/0/mode` names `enforce.0.mode`; a pointer outside the attributes keeps its path. */
+function pointerToAttribute(pointer: string | null | undefined): string | undefined {
+  const parts = (pointer ?? "").split("/").filter(Boolean);
+  const attributes = parts.lastIndexOf("attributes");
+  const attribute = (attributes >= 0 ? parts.slice(attributes + 1) : parts.filter((part) => part !== "data")).join(".");
+  return attribute || undefined;
 }
 
 function describeErrorObject(error: JsonApiErrorObject): string {
@@ -92,7 +94,7 @@ function describeErrorObject(error: JsonApiErrorObject): string {
 function describeApiError(details: ApiErrorDetails): string {
   const request = `${details.method} ${details.path}`;
   const fromBody = details.errors.map(describeErrorObject);
-  const bodyText = fromBody.length > 0 ? fromBody.join("; ") : summarizeRawBody(details.rawBody);
+  const bodyText = fromBody.length > 0 ? fromBody.join("; ") : summarizeText(details.rawBody);
   const retried = details.attempts > 1 ? ` after ${details.attempts} attempts` : "";
   switch (details.status) {
     case 401:
@@ -112,7 +114,8 @@ function describeApiError(details: ApiErrorDetails): string {
   }
 }
 
-function summarizeRawBody(rawBody: string | undefined): string {
+/** A body's text for a message: markup dropped, whitespace collapsed, at most 200 characters. */
+export function summarizeText(rawBody: string | undefined): string {
   if (!rawBody) return "";
   const text = rawBody
     .replace(/<[^>]*>/g, " ")

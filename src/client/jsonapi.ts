@@ -8,13 +8,13 @@ export const resourceIdentifier = z.object({ id: z.string(), type: z.string() })
 
 /**
  * One error object. The service sends `status` as a string in most bodies and as a number in some, and may leave
- * out `detail` and `source`: all of it is optional here.
+ * out `detail` and `source` (or send them as null): all of it is optional here.
  */
 export const jsonApiErrorObject = z.object({
-  status: z.union([z.string(), z.number()]).optional(),
-  title: z.string().optional(),
-  detail: z.string().optional(),
-  source: z.object({ pointer: z.string().optional(), parameter: z.string().optional() }).optional(),
+  status: z.union([z.string(), z.number()]).nullish(),
+  title: z.string().nullish(),
+  detail: z.string().nullish(),
+  source: z.object({ pointer: z.string().nullish(), parameter: z.string().nullish() }).nullish(),
 });
 export type JsonApiErrorObject = z.infer<typeof jsonApiErrorObject>;
 

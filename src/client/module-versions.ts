@@ -81,9 +81,11 @@ export class ModuleVersionsApi {
   async deprecate(options: DeprecateOptions): Promise<ModuleVersionDeprecation> {
     const deprecation: z.infer<typeof deprecatedStatus> = { "deprecated-status": "Deprecated", reason: options.reason };
     if (options.link !== undefined) deprecation.link = options.link;
-    const body = this.transport.validate(moduleVersionDeprecationRequest, {
-      data: { type: "module-versions", attributes: { deprecation } },
-    });
+    const body = this.transport.validate(
+      moduleVersionDeprecationRequest,
+      { data: { type: "module-versions", attributes: { deprecation } } },
+      { "deprecation.reason": "reason", "deprecation.link": "link" },
+    );
     const response = await this.transport.json({
       method: "PATCH",
       path: moduleVersionPath(options),

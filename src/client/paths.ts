@@ -1,6 +1,6 @@
 import { TfeValidationError } from "./errors";
 
-// Whitespace, control characters, `/`, `\`, and the dot segments `.` and `..`: none belongs in one path segment,
+// Whitespace, control characters, `/`, `\`, `.` alone and `..` anywhere: none belongs in one path segment,
 // and each could turn a request into one for another resource.
 const forbiddenInSegment = /[\s\p{Cc}/\\]/u;
 
@@ -14,7 +14,7 @@ export function pathSegment(field: string, value: string): string {
 /** Why a value cannot be a path segment, or `undefined` when it can. */
 export function segmentProblem(value: unknown): string | undefined {
   if (typeof value !== "string" || value.length === 0) return "is required and must be a non-empty string";
-  if (value === "." || value === "..") return `cannot be "${value}"`;
+  if (value === "." || value.includes("..")) return `${JSON.stringify(value)} cannot be "." or contain ".."`;
   if (forbiddenInSegment.test(value)) {
     return `${JSON.stringify(value)} cannot contain '/', '\\', whitespace or control characters`;
   }

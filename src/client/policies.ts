@@ -34,23 +34,25 @@ export function enforcePath(name: string, kind: PolicyKind): string {
 /**
  * Checks the rules that tie a policy's attributes together (spec 2.1, 4.1): the level is valid for the kind,
  * `query` goes with `opa` only and is required there, and the deprecated `enforce` agrees with `enforcement-level`.
+ * With `kind` undefined (an update, which does not send it) only the rules that hold for every kind are checked.
  * Returns one message per broken rule, each naming the attribute and the fix.
  */
 export function policyRuleViolations(policy: {
   name?: string | undefined;
-  kind: PolicyKind;
+  kind: PolicyKind | undefined;
   query?: string | null | undefined;
   enforcementLevel?: string | undefined;
   enforce?: readonly { path: string; mode: string }[] | undefined;
   isCreate: boolean;
 }): { attribute: string; message: string }[] {
   const violations: { attribute: string; message: string }[] = [];
-  const levels: readonly string[] = enforcementLevelsByKind[policy.kind];
+  const levels: readonly string[] = policy.kind ? enforcementLevelsByKind[policy.kind] : enforcementLevels;
   const describeLevels = levels.map((level) => `"${level}"`).join(", ");
+  const ofKind = policy.kind ? ` of ${policy.kind} policies` : "";
   if (policy.enforcementLevel !== undefined && !levels.includes(policy.enforcementLevel)) {
     violations.push({
       attribute: "enforcement-level",
-      message: `"${policy.enforcementLevel}" is not an enforcement level of ${policy.kind} policies: use one of ${describeLevels}`,
+      message: `"${policy.enforcementLevel}" is not an enforcement level${ofKind}: use one of ${describeLevels}`,
     });
   }
   if (policy.kind === "sentinel" && policy.query !== undefined && policy.query !== null) {
@@ -70,7 +72,7 @@ export function policyRuleViolations(policy: {
       if (!levels.includes(entry.mode)) {
         violations.push({
           attribute: "enforce",
-          message: `mode "${entry.mode}" is not an enforcement level of ${policy.kind} policies: use one of ${describeLevels}`,
+          message: `mode "${entry.mode}" is not an enforcement level${ofKind}: use one of ${describeLevels}`,
         });
       } else if (policy.enforcementLevel !== undefined && entry.mode !== policy.enforcementLevel) {
         violations.push({
@@ -103,7 +105,7 @@ function addRuleViolations(
   },
   ctx: z.RefinementCtx,
   isCreate: boolean,
-  kindWhenAbsent: PolicyKind,
+  kindWhenAbsent: PolicyKind | undefined,
 ) {
   for (const violation of policyRuleViolations({
     name: attributes.name,
@@ -146,9 +148,11 @@ const updatePolicyAttributes = z.strictObject({
 });
 
 /** Body of `PATCH /policies/:id` (spec 4.4). Rules that need the policy's kind are checked by the caller. */
-export const updatePolicyRequest = z.strictObject({
-  data: z.strictObject({ type: z.literal("policies"), attributes: updatePolicyAttributes }),
-});
+export const updatePolicyRequest = z
+  .strictObject({
+    data: z.strictObject({ type: z.literal("policies"), attributes: updatePolicyAttributes }),
+  })
+  .superRefine((document, ctx) => addRuleViolations(document.data.attributes, ctx, false, undefined));
 export type UpdatePolicyRequest = z.infer<typeof updatePolicyRequest>;
 
 /** One policy resource as the service sends it: lenient, see service-facts. */
@@ -332,12 +336,18 @@ function listQuery(options: ListPoliciesOptions): Record<string, string> {
 // Calls (spec 4.1-4.4, 4.9, 4.10 and the download endpoint of service-facts)
 // ---------------------------------------------------------------------------------------------------------------
 
+/** Option names for validation errors, keyed by the wire names of the request documents. */
+const policyFieldNames = {
+  "enforcement-level": "enforcementLevel",
+  "data.relationships.policy-sets.data": "policySetIds",
+};
+
 export class PoliciesApi {
   constructor(private readonly transport: Transport) {}
 
   /** Creates the policy object, without code: upload it next with {@link upload}. */
   async create(organization: string, options: CreatePolicyOptions): Promise<Policy> {
-    const body = this.transport.validate(createPolicyRequest, createPolicyBody(options));
+    const body = this.transport.validate(createPolicyRequest, createPolicyBody(options), policyFieldNames);
     const response = await this.transport.json({
       method: "POST",
       path: `/api/v2/organizations/${pathSegment("organization", organization)}/policies`,
@@ -359,7 +369,7 @@ export class PoliciesApi {
 
   /** Sends only the attributes given; `description: null` clears the description. */
   async update(policyId: string, options: UpdatePolicyOptions): Promise<Policy> {
-    const body = this.transport.validate(updatePolicyRequest, updatePolicyBody(options));
+    const body = this.transport.validate(updatePolicyRequest, updatePolicyBody(options), policyFieldNames);
     const response = await this.transport.json({
       method: "PATCH",
       path: `/api/v2/policies/${pathSegment("policyId", policyId)}`,
@@ -418,7 +428,9 @@ export class PoliciesApi {
     while (pageNumber !== null) {
       const page: PolicyPage = await this.list(organization, { pageSize: maxPageSize, ...options, pageNumber });
       yield* page.items;
-      pageNumber = page.pagination.nextPage;
+      const next = page.pagination.nextPage;
+      // A next-page that does not move forward (a misbehaving proxy or server) would otherwise loop forever.
+      pageNumber = next !== null && next > pageNumber ? next : null;
     }
   }
 }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher } from "undici";
 import type { z } from "zod";
-import { type FieldProblem, TfeApiError, TfeConnectionError, TfeValidationError } from "./errors";
+import { type FieldProblem, summarizeText, TfeApiError, TfeConnectionError, TfeValidationError } from "./errors";
 import { type JsonApiErrorObject, jsonApiErrorDocument, jsonApiMediaType } from "./jsonapi";
 import type { RateLimiter } from "./rate-limiter";
 import { registryErrorDocument } from "./registry";
@@ -55,8 +55,34 @@ interface JsonRequestSpec<S extends z.ZodType> extends RequestSpec {
 const retriedStatuses = new Set([429, 502, 503, 504]);
 const idempotentMethods = new Set<Method>(["GET", "PUT", "PATCH", "DELETE"]);
 // Failures in which no byte of the request reached the service: safe to retry even for POST.
-const notSentCodes = new Set(["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH"]);
+const notSentCodes = new Set(["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+// Failures worth another attempt of an idempotent request. Anything else (a bad argument, an unknown host) would
+// fail the same way again, so it is reported at once instead of spending the retry budget.
+const transientCodes = new Set([
+  ...notSentCodes,
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+]);
 const maxRedirects = 3;
+
+interface Response {
+  statusCode: number;
+  headers: Dispatcher.ResponseData["headers"];
+  body: Buffer;
+  attempts: number;
+}
+
+interface ExecuteSpec extends RequestSpec {
+  /** Another origin to send `path` to (a redirect target); it never gets the token. */
+  origin?: string;
+  /** Whether a 3xx answer is returned to the caller rather than thrown. */
+  acceptRedirects?: boolean;
+}
 
 /**
  * HTTP for the client: keep-alive pools per origin (undici's Agent), a timeout per attempt, retries with
@@ -66,44 +92,51 @@ const maxRedirects = 3;
 export class Transport {
   readonly address: string;
   readonly #token: string;
+  readonly #authorization: string;
+  readonly #origin: string;
+  readonly #basePath: string;
   readonly #agent: Agent;
   readonly #options: Omit<TransportOptions, "token" | "address">;
 
   constructor(options: TransportOptions) {
     const { token, address, ...rest } = options;
-    this.address = address.replace(/\/+$/, "");
+    const url = new URL(address);
+    this.#origin = url.origin;
+    this.#basePath = url.pathname.replace(/\/+$/, "");
+    this.address = this.#origin + this.#basePath;
     this.#token = token;
+    this.#authorization = `Bearer ${token}`;
     this.#options = rest;
     this.#agent = new Agent({ keepAliveTimeout: 30_000, connections: 16 });
   }
 
   /** Parses a request document strictly, turning zod issues into errors that name the field and the fix. */
-  validate<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  validate<S extends z.ZodType>(schema: S, value: unknown, fieldNames: Record<string, string> = {}): z.output<S> {
     const result = schema.safeParse(value);
     if (result.success) return result.data;
-    throw new TfeValidationError(result.error.issues.map(issueToProblem));
+    throw new TfeValidationError(result.error.issues.map((issue) => issueToProblem(issue, fieldNames)));
   }
 
   /** Sends a request and parses the JSON response with `schema` (lenient: unknown members are dropped). */
   async json<S extends z.ZodType>(spec: JsonRequestSpec<S>): Promise<z.output<S>> {
-    const { body, attempts } = await this.execute(spec);
-    const text = await body.text();
+    const { body, attempts, statusCode } = await this.execute(spec);
+    const text = body.toString("utf8");
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       throw new TfeApiError({
-        status: 200,
+        status: statusCode,
         method: spec.method,
         path: spec.path,
-        errors: [{ title: "response is not JSON", detail: this.redact(text.slice(0, 200)) }],
+        errors: [{ title: "the response is not JSON", detail: summarizeText(this.redact(text)) }],
         attempts,
       });
     }
     const result = spec.schema.safeParse(parsed);
     if (!result.success) {
       throw new TfeApiError({
-        status: 200,
+        status: statusCode,
         method: spec.method,
         path: spec.path,
         errors: result.error.issues.map((issue) => ({
@@ -118,8 +151,7 @@ export class Transport {
 
   /** Sends a request whose response body does not matter. */
   async send(spec: RequestSpec): Promise<void> {
-    const { body } = await this.execute(spec);
-    await body.dump();
+    await this.execute(spec);
   }
 
   /**
@@ -127,25 +159,19 @@ export class Transport {
    * origin: a redirect to another origin is followed without the Authorization header.
    */
   async download(path: string): Promise<Buffer> {
-    let target = new URL(path, this.address);
+    let target = new URL(this.#basePath + path, this.#origin);
     for (let hop = 0; hop <= maxRedirects; hop++) {
-      const sameOrigin = target.origin === new URL(this.address).origin;
       const { statusCode, headers, body } = await this.execute({
         method: "GET",
         path: target.pathname + target.search,
         origin: target.origin,
-        authorize: sameOrigin,
         accept: "*/*",
-        followRedirects: false,
+        acceptRedirects: true,
       });
-      if (statusCode >= 300 && statusCode < 400) {
-        await body.dump();
-        const location = headerValue(headers.location);
-        if (!location) break;
-        target = new URL(location, target);
-        continue;
-      }
-      return Buffer.from(await body.arrayBuffer());
+      if (statusCode < 300 || statusCode >= 400) return body;
+      const location = headerValue(headers.location);
+      if (!location) break;
+      target = new URL(location, target);
     }
     throw new TfeApiError({
       status: 310,
@@ -164,20 +190,18 @@ export class Transport {
     return this.#token ? text.split(this.#token).join("[redacted]") : text;
   }
 
-  private async execute(
-    spec: RequestSpec & { origin?: string; authorize?: boolean; followRedirects?: boolean },
-  ): Promise<Dispatcher.ResponseData & { attempts: number }> {
+  private async execute(spec: ExecuteSpec): Promise<Response> {
     const started = performance.now();
     const { retry, rateLimiter, timeoutMs, userAgent } = this.#options;
-    const origin = spec.origin ?? this.address;
-    const basePath = new URL(this.address).pathname.replace(/\/+$/, "");
+    const origin = spec.origin ?? this.#origin;
+    const authorize = origin === this.#origin;
     const requestPath =
-      (spec.origin ? "" : basePath) + spec.path + (spec.query ? `?${new URLSearchParams(spec.query)}` : "");
+      (spec.origin ? "" : this.#basePath) + spec.path + (spec.query ? `?${new URLSearchParams(spec.query)}` : "");
     const headers: Record<string, string> = {
       "user-agent": userAgent,
       accept: spec.accept ?? jsonApiMediaType,
     };
-    if (spec.authorize !== false) headers.authorization = `Bearer ${this.#token}`;
+    if (authorize) headers.authorization = this.#authorization;
     let payload: Uint8Array | undefined;
     if (spec.rawBody) {
       payload = spec.rawBody;
@@ -186,30 +210,34 @@ export class Transport {
       payload = Buffer.from(JSON.stringify(spec.body));
       headers["content-type"] = jsonApiMediaType;
     }
-    const retryable = new Set([...retriedStatuses, ...(spec.retryStatuses ?? [])]);
     const idempotent = idempotentMethods.has(spec.method);
 
     for (let attempt = 1; ; attempt++) {
-      if (rateLimiter && spec.authorize !== false) await rateLimiter.acquire();
-      const elapsed = () => performance.now() - started;
-      const mayRetry = (waitMs: number) => attempt <= retry.maxRetries && elapsed() + waitMs <= retry.maxElapsedMs;
-      let response: Dispatcher.ResponseData;
+      if (rateLimiter && authorize) await rateLimiter.acquire();
+      const mayRetry = (waitMs: number) =>
+        attempt <= retry.maxRetries && performance.now() - started + waitMs <= retry.maxElapsedMs;
+      let response: Omit<Response, "attempts">;
       try {
-        response = await this.#agent.request({
+        // The timeout covers the whole attempt, body included, so a stalled body is retried like a stalled answer.
+        const signal = AbortSignal.timeout(timeoutMs);
+        const {
+          statusCode,
+          headers: responseHeaders,
+          body,
+        } = await this.#agent.request({
           origin,
           path: requestPath,
           method: spec.method,
           headers,
           body: payload,
-          signal: AbortSignal.timeout(timeoutMs),
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
+          signal,
         });
+        response = { statusCode, headers: responseHeaders, body: Buffer.from(await body.arrayBuffer()) };
       } catch (error) {
         const code = errorCode(error);
         const notSent = notSentCodes.has(code);
         const waitMs = backoff(retry, attempt);
-        if ((idempotent || notSent) && mayRetry(waitMs)) {
+        if ((notSent || (idempotent && transientCodes.has(code))) && mayRetry(waitMs)) {
           await sleep(waitMs);
           continue;
         }
@@ -224,29 +252,28 @@ export class Transport {
       }
 
       const status = response.statusCode;
-      if (retryable.has(status) && (idempotent || status === 429)) {
+      if ((retriedStatuses.has(status) || spec.retryStatuses?.includes(status)) && (idempotent || status === 429)) {
         const waitMs = serviceWait(response.headers) ?? backoff(retry, attempt);
         if (status === 429) rateLimiter?.pause(waitMs);
         if (mayRetry(waitMs)) {
-          await response.body.dump();
           await sleep(waitMs);
           continue;
         }
       }
-      if (status >= 400 || (status >= 300 && spec.followRedirects !== false)) {
-        throw await this.apiError(spec, response, attempt, payload);
+      if (status >= 400 || (status >= 300 && !spec.acceptRedirects)) {
+        throw this.apiError(spec, response, attempt, payload);
       }
-      return Object.assign(response, { attempts: attempt });
+      return { ...response, attempts: attempt };
     }
   }
 
-  private async apiError(
+  private apiError(
     spec: RequestSpec,
-    response: Dispatcher.ResponseData,
+    response: Omit<Response, "attempts">,
     attempts: number,
     payload: Uint8Array | undefined,
-  ): Promise<TfeApiError> {
-    const rawBody = this.redact(await response.body.text().catch(() => ""));
+  ): TfeApiError {
+    const rawBody = this.redact(response.body.toString("utf8"));
     let errors: JsonApiErrorObject[] = [];
     let unparsed: string | undefined = rawBody;
     try {
@@ -312,13 +339,17 @@ function describeConnectionError(error: unknown, origin: string, timeoutMs: numb
   return `connection to ${origin} failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
-function issueToProblem(issue: z.core.$ZodIssue): FieldProblem {
+/** `fieldNames` maps wire names (after `attributes`) to the caller's names, so errors name what the caller wrote. */
+function issueToProblem(issue: z.core.$ZodIssue, fieldNames: Record<string, string>): FieldProblem {
   const path = issue.path.map(String);
   const attributeIndex = path.lastIndexOf("attributes");
-  const field =
-    attributeIndex >= 0 && path.length > attributeIndex + 1 ? path.slice(attributeIndex + 1).join(".") : path.join(".");
+  const wire = (attributeIndex >= 0 && path.length > attributeIndex + 1 ? path.slice(attributeIndex + 1) : path).join(
+    ".",
+  );
+  const prefix = Object.keys(fieldNames).find((name) => wire === name || wire.startsWith(`${name}.`));
+  const field = (prefix === undefined ? wire : fieldNames[prefix] + wire.slice(prefix.length)) || "(document)";
   if (issue.code === "unrecognized_keys") {
-    return { field: field || "(document)", message: `has unknown keys ${issue.keys.join(", ")}: remove them` };
+    return { field, message: `has unknown keys ${issue.keys.join(", ")}: remove them` };
   }
-  return { field: field || "(document)", message: issue.message };
+  return { field, message: issue.message };
 }

@@ -6,6 +6,7 @@ import {
   freePort,
   hang,
   json,
+  type Reply,
   rejection,
   reset,
   sequence,
@@ -48,6 +49,21 @@ describe("retries of idempotent methods", () => {
       expect(server.requests).toHaveLength(2);
     });
   }
+
+  it("retries a GET whose response body is cut off, and reports a cut-off POST as a connection error", async () => {
+    const truncated: Reply = (_request, response) => {
+      response.writeHead(200, { "content-type": "application/vnd.api+json", "content-length": "5000" });
+      response.write('{"data":{"id":"pol-1"');
+      setTimeout(() => response.socket?.destroy(), 10);
+    };
+    const server = await startFaultServer(sequence(truncated, showPolicy(), truncated));
+    const client = testClient(server.url);
+    await operations.GET(client);
+    const error = await rejection(() => operations.POST(client));
+    expect(error).toBeInstanceOf(TfeConnectionError);
+    expect(error).toMatchObject({ method: "POST", mayHaveReachedService: true, attempts: 1 });
+    expect(server.requests.map((request) => request.method)).toEqual(["GET", "GET", "POST"]);
+  });
 
   it("stops after maxRetries and reports the attempts in the error", async () => {
     const server = await startFaultServer(empty(503));
