@@ -1,0 +1,156 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { jsonApiMediaType } from "../client/jsonapi";
+import { authenticate } from "./auth";
+import type { UrlSigner } from "./download-origin";
+import { ApiError, installErrorHandling, sendError } from "./errors";
+import type { Fault, FaultInjector } from "./faults";
+import { buildOpenApiDocument, type DocumentedRoute } from "./openapi";
+import type { RateLimit } from "./rate-limit";
+import type { RequestLog } from "./request-log";
+import { registerModuleVersionRoutes } from "./routes/module-versions";
+import { registerPolicyRoutes } from "./routes/policies";
+import { registerRegistryRoutes } from "./routes/registry";
+import { registerUploadRoute, type UploadMetrics } from "./routes/upload";
+import type { Storage } from "./storage";
+
+/** Largest JSON body accepted; policy code goes through the upload route, which has its own limit. */
+export const maxJsonBodyBytes = 1024 * 1024;
+/** What `TFP-API-Version` reports: the API version whose behaviour this server follows. */
+export const apiVersion = "2.6";
+/** `X-RateLimit-Limit` when no limit is enforced: the service's documented 30 requests per second. */
+export const serviceRateLimit = 30;
+
+export interface AppContext {
+  storage: Storage;
+  log: RequestLog;
+  faults: FaultInjector;
+  rateLimit: RateLimit | undefined;
+  signer: UrlSigner;
+  /** Where signed download URLs point; known only once the download origin listens. */
+  downloadOrigin: () => string;
+  uploadMetrics: UploadMetrics;
+  version: string;
+}
+
+function needsToken(url: string): boolean {
+  return url.startsWith("/api/") && !url.startsWith("/api/openapi.json");
+}
+
+async function applyFault(fault: Fault, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+  if (fault.latencyMs > 0) await sleep(fault.latencyMs);
+  if (fault.reset) {
+    request.raw.socket.resetAndDestroy();
+    return true;
+  }
+  if (fault.status !== undefined) {
+    sendError(request, reply, ApiError.single(fault.status, "injected fault", "Fault mode answered this request."));
+    return true;
+  }
+  return false;
+}
+
+export function buildApp(context: AppContext): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: maxJsonBodyBytes, forceCloseConnections: true });
+  const documented: DocumentedRoute[] = [];
+  app.decorateRequest("principal", null);
+  app.addHook("onRoute", (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const doc = route.config?.doc;
+    if (doc) for (const method of methods) documented.push({ method, url: route.url, doc });
+  });
+
+  app.removeContentTypeParser("text/plain");
+  app.addContentTypeParser(jsonApiMediaType, { parseAs: "string" }, app.getDefaultJsonParser("error", "error"));
+  installErrorHandling(app, jsonApiMediaType);
+
+  app.addHook("onRequest", async (request, reply) => {
+    const started = performance.now();
+    reply.raw.on("close", () =>
+      context.log.add({
+        origin: "api",
+        method: request.method,
+        path: request.url,
+        route: request.routeOptions.url,
+        status: reply.raw.writableFinished ? reply.statusCode : 0,
+        durationMs: performance.now() - started,
+        at: new Date().toISOString(),
+      }),
+    );
+    reply.header("x-ratelimit-limit", String(context.rateLimit?.limit ?? serviceRateLimit));
+    if (needsToken(request.url)) {
+      request.principal = authenticate(context.storage, request.headers.authorization);
+      const verdict = context.rateLimit?.take(request.principal.token);
+      if (verdict && !verdict.allowed) {
+        reply.header("x-ratelimit-reset", verdict.resetSeconds.toFixed(3));
+        throw ApiError.single(429, "too many requests", "Rate limit exceeded: wait X-RateLimit-Reset seconds.");
+      }
+    }
+    const fault = context.faults.pick(request.method, request.routeOptions.url, false);
+    if (fault && (await applyFault(fault, request, reply))) return reply;
+  });
+
+  app.addHook("onSend", async (request, reply, payload) => {
+    const fault = context.faults.pick(request.method, request.routeOptions.url, true);
+    if (!fault) return payload;
+    if (fault.latencyMs > 0) await sleep(fault.latencyMs);
+    if (fault.reset) {
+      request.raw.socket.resetAndDestroy();
+      return payload;
+    }
+    if (fault.status === undefined) return payload;
+    reply.code(fault.status).type(jsonApiMediaType);
+    return JSON.stringify({
+      errors: [{ status: String(fault.status), title: "injected fault", detail: "Fault mode lost this answer." }],
+    });
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      request,
+      reply,
+      ApiError.single(
+        404,
+        "not found",
+        `No route ${request.method} ${request.url.split("?")[0]}: see /api/openapi.json.`,
+      ),
+    ),
+  );
+
+  app.get(
+    "/api/v2/ping",
+    {
+      config: {
+        doc: {
+          summary: "Liveness; carries X-RateLimit-Limit and TFP-API-Version",
+          responses: { 204: { description: "Alive" } },
+        },
+      },
+    },
+    async (_request, reply) => reply.code(204).header("tfp-api-version", apiVersion).send(),
+  );
+
+  registerPolicyRoutes(app, context);
+  registerUploadRoute(app, context);
+  registerModuleVersionRoutes(app, context);
+  registerRegistryRoutes(app, context);
+
+  let openApiDocument: Record<string, unknown> | undefined;
+  app.get(
+    "/api/openapi.json",
+    {
+      config: {
+        doc: {
+          summary: "This document",
+          authenticated: false,
+          responses: { 200: { description: "OpenAPI 3.1 document", mediaType: "application/json" } },
+        },
+      },
+    },
+    async (_request, reply) => {
+      openApiDocument ??= buildOpenApiDocument(documented, context.version);
+      return reply.type("application/json").send(openApiDocument);
+    },
+  );
+  return app;
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+import { parseArgs } from "node:util";
+import { readFaultPlan } from "./faults";
+import { startServer } from "./index";
+
+const usage = `Usage: tfe-governance-server [options]
+
+A local HCP Terraform / Terraform Enterprise API for policies and module version deprecation.
+
+Options:
+  --port N          Port of the API (default 0: a free port, printed on start).
+  --host ADDRESS    Interface to listen on (default 127.0.0.1).
+  --download-port N Port of the origin that serves signed policy-code downloads (default 0: a free port).
+  --data FILE       SQLite file holding all data (default :memory:, lost on exit). Survives kill -9 and restarts.
+  --seed FILE       JSON seed: organizations, tokens, policySets, modules (see README). Applied at every start;
+                    without it an empty store gets organization "example-org" (Plus) and one random token.
+  --rate-limit N    Answer 429 beyond N requests per second per token, as the service does (default: no limit).
+  --faults SPEC     Fault rules as inline JSON or a JSON file: [{"route":"POST /api/v2/organizations/:organization/policies",
+                    "status":503,"share":0.5}] or {"seed":7,"rules":[...]}. A rule takes status (500, 502, 503, 504),
+                    reset (true) and/or latencyMs, plus share (0-1, default 1), times (first N hits only) and
+                    afterHandler (fail the answer after the change is made).
+  --quiet           Do not print the request log.
+  --help            Show this text.
+
+Tokens are printed on start; requests need "Authorization: Bearer <token>". The OpenAPI document is at /api/openapi.json.`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      port: { type: "string", default: "0" },
+      host: { type: "string", default: "127.0.0.1" },
+      "download-port": { type: "string", default: "0" },
+      data: { type: "string", default: ":memory:" },
+      seed: { type: "string" },
+      "rate-limit": { type: "string" },
+      faults: { type: "string" },
+      quiet: { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${usage}\n`);
+    return;
+  }
+  const number = (flag: string, text: string | undefined, minimum: number) => {
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < minimum) {
+      throw new Error(`--${flag} must be a whole number of at least ${minimum}, not "${text}"`);
+    }
+    return value;
+  };
+  const server = await startServer({
+    port: number("port", values.port, 0),
+    host: values.host,
+    downloadPort: number("download-port", values["download-port"], 0),
+    data: values.data,
+    ...(values.seed ? { seed: values.seed } : {}),
+    ...(values["rate-limit"] ? { rateLimit: number("rate-limit", values["rate-limit"], 1) } : {}),
+    ...(values.faults ? { faults: readFaultPlan(values.faults) } : {}),
+  });
+  if (!values.quiet) {
+    server.requestLog.onEntry((entry) =>
+      process.stdout.write(
+        `${entry.at} ${entry.origin} ${entry.method} ${entry.path} ${entry.status} ${entry.durationMs.toFixed(1)}ms\n`,
+      ),
+    );
+  }
+  const lines = [
+    `tfe-governance-server listening on ${server.url}`,
+    `download origin ${server.downloadOrigin}`,
+    `data ${values.data}`,
+    "tokens:",
+    ...server.tokens.map(
+      (token) =>
+        `  ${token.token}  organizations: ${token.organizations.join(", ") || "(none)"}` +
+        `${token.managePolicies ? "  manage-policies" : ""}${token.manageModules ? "  manage-modules" : ""}`,
+    ),
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+  const stop = () => {
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`tfe-governance-server: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(2);
+});

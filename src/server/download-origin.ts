@@ -1,0 +1,73 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import Fastify, { type FastifyInstance } from "fastify";
+import { ApiError, installErrorHandling } from "./errors";
+import type { RequestLog } from "./request-log";
+import type { Storage } from "./storage";
+
+/**
+ * Signs temporary code URLs with a key made at start, so only this server run can mint them, and a URL stops
+ * working after `ttlMs` or once any part of it is changed.
+ */
+export class UrlSigner {
+  private readonly key = randomBytes(32);
+
+  constructor(private readonly ttlMs: number) {}
+
+  sign(origin: string, policyId: string): string {
+    const expires = Date.now() + this.ttlMs;
+    const url = new URL(`/policy-code/${encodeURIComponent(policyId)}`, origin);
+    url.searchParams.set("expires", String(expires));
+    url.searchParams.set("signature", this.signature(policyId, expires));
+    return url.toString();
+  }
+
+  /** Why the URL must be refused, or `undefined` when it is genuine and fresh. */
+  problem(policyId: string, expiresParameter: string | undefined, signature: string | undefined): string | undefined {
+    const expires = Number(expiresParameter);
+    if (!Number.isSafeInteger(expires) || !signature) return "The URL lacks its expiry or signature.";
+    const expected = Buffer.from(this.signature(policyId, expires));
+    const given = Buffer.from(signature);
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return "The signature is not valid.";
+    if (Date.now() > expires) return "The URL has expired: request the download again.";
+    return undefined;
+  }
+
+  private signature(policyId: string, expires: number): string {
+    return createHmac("sha256", this.key).update(`${policyId}\n${expires}`).digest("base64url");
+  }
+}
+
+/**
+ * The second origin, standing in for the service's object storage: it answers signed URLs with the stored bytes
+ * and takes no Authorization header, so a client must not need to send one there.
+ */
+export function buildDownloadOrigin(storage: Storage, signer: UrlSigner, log: RequestLog): FastifyInstance {
+  const app = Fastify({ logger: false, forceCloseConnections: true });
+  installErrorHandling(app, "no body");
+  app.addHook("onRequest", async (request, reply) => {
+    const started = performance.now();
+    reply.raw.on("close", () =>
+      log.add({
+        origin: "download",
+        method: request.method,
+        path: request.url.split("?")[0] ?? request.url,
+        route: request.routeOptions.url,
+        status: reply.raw.writableFinished ? reply.statusCode : 0,
+        durationMs: performance.now() - started,
+        at: new Date().toISOString(),
+      }),
+    );
+  });
+  app.get<{ Params: { policyId: string }; Querystring: { expires?: string; signature?: string } }>(
+    "/policy-code/:policyId",
+    async (request, reply) => {
+      const { policyId } = request.params;
+      const problem = signer.problem(policyId, request.query.expires, request.query.signature);
+      if (problem) throw ApiError.single(403, "forbidden", problem);
+      const code = storage.code(policyId);
+      if (!code) throw ApiError.single(404, "not found", "The policy or its code no longer exists.");
+      return reply.type("application/octet-stream").send(Buffer.from(code.buffer, code.byteOffset, code.byteLength));
+    },
+  );
+  return app;
+}

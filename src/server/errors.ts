@@ -1,0 +1,106 @@
+import { STATUS_CODES } from "node:http";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { z } from "zod";
+import { type JsonApiErrorObject, jsonApiMediaType } from "../client/jsonapi";
+
+/** An answer other than success, carried to the error handler, which renders it as a JSON:API error document. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errors: JsonApiErrorObject[],
+  ) {
+    super(errors.map((error) => error.detail ?? error.title).join("; "));
+  }
+
+  static single(status: number, title: string, detail: string, source?: JsonApiErrorObject["source"]): ApiError {
+    return new ApiError(status, [{ status: String(status), title, detail, ...(source ? { source } : {}) }]);
+  }
+}
+
+/** The one 404 for "missing" and "not yours": callers cannot tell the two apart (no existence leak). */
+export function notFound(): ApiError {
+  return ApiError.single(404, "not found", "The resource does not exist, or the token has no access to it.");
+}
+
+// Schema-level messages (e.g. "is required: say why ...") win over these; these replace zod's generic wording
+// for the plain type and value checks.
+export const issueMessages: z.core.$ZodErrorMap = (issue) => {
+  if (issue.input === undefined) return "is required";
+  if (issue.code === "invalid_type") return `must be a ${issue.expected}, not ${describeValue(issue.input)}`;
+  if (issue.code === "invalid_value") {
+    return `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(", ")}, not ${JSON.stringify(issue.input)}`;
+  }
+  return undefined;
+};
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value}`;
+}
+
+/** One 422 error object per zod issue, each pointing at the member that is wrong and saying how to fix it. */
+export function validationError(issues: readonly z.core.$ZodIssue[]): ApiError {
+  const errors = issues.flatMap((issue): JsonApiErrorObject[] => {
+    const path = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => invalidAttribute([...path, key], "is not a known member: remove it"));
+    }
+    return [invalidAttribute(path, issue.message)];
+  });
+  return new ApiError(422, errors);
+}
+
+export function invalidAttribute(path: readonly string[], message: string): JsonApiErrorObject {
+  const member = path.at(-1) ?? "body";
+  return {
+    status: "422",
+    title: "invalid attribute",
+    detail: `${member} ${message}`,
+    source: { pointer: path.length > 0 ? `/${path.join("/")}` : "" },
+  };
+}
+
+/** Parses a request body with a client schema, turning a mismatch into a 422 naming each wrong member. */
+export function parseBody<Schema extends z.ZodType>(schema: Schema, body: unknown): z.output<Schema> {
+  const result = schema.safeParse(body, { error: issueMessages });
+  if (!result.success) throw validationError(result.error.issues);
+  return result.data;
+}
+
+export function badParameter(parameter: string, detail: string): ApiError {
+  return ApiError.single(400, "invalid query parameter", `${parameter} ${detail}`, { parameter });
+}
+
+const registryPrefix = "/api/registry/";
+
+/** Every error as the interface it belongs to words them: JSON:API, or the registry's list of strings. */
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
+  reply.code(error.status);
+  if (request.url.startsWith(registryPrefix)) {
+    return reply.type("application/json").send({ errors: [STATUS_CODES[error.status] ?? "Error"] });
+  }
+  return reply.type(jsonApiMediaType).send({ errors: error.errors });
+}
+
+/** Fastify's own errors (bad JSON, media type, size) become 4xx documents; anything else a 500 with no details. */
+export function toApiError(error: FastifyError | ApiError, mediaTypeHint: string): ApiError {
+  if (error instanceof ApiError) return error;
+  const status = error.statusCode ?? 500;
+  if (status === 415) {
+    return ApiError.single(415, "unsupported media type", `Send the body with Content-Type ${mediaTypeHint}.`);
+  }
+  if (status === 413) return ApiError.single(413, "payload too large", error.message);
+  if (status >= 400 && status < 500) {
+    return ApiError.single(status, (STATUS_CODES[status] ?? "bad request").toLowerCase(), error.message);
+  }
+  return ApiError.single(500, "internal server error", "The server failed to handle the request.");
+}
+
+export function installErrorHandling(app: FastifyInstance, mediaTypeHint: string): void {
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    const apiError = toApiError(error, mediaTypeHint);
+    if (apiError.status >= 500) process.stderr.write(`${request.method} ${request.url}: ${error.message}\n`);
+    return sendError(request, reply, apiError);
+  });
+}

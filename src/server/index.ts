@@ -1,0 +1,116 @@
+import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { buildApp } from "./app";
+import { buildDownloadOrigin, UrlSigner } from "./download-origin";
+import { FaultInjector, type FaultPlan } from "./faults";
+import { RateLimit } from "./rate-limit";
+import { RequestLog } from "./request-log";
+import type { UploadMetrics } from "./routes/upload";
+import { applySeed, loadSeed, type Seed } from "./seed";
+import { type OrganizationRecord, Storage, type TokenRecord } from "./storage";
+
+export type { FaultPlan, FaultRule } from "./faults";
+export type { RequestLog, RequestLogEntry } from "./request-log";
+export type { Seed } from "./seed";
+export type { OrganizationRecord, TokenRecord } from "./storage";
+
+export interface ServerOptions {
+  /** Port of the API; 0 (the default) picks a free one. */
+  port?: number;
+  /** Interface to listen on; default 127.0.0.1. */
+  host?: string;
+  /** Port of the origin serving signed download URLs; 0 (the default) picks a free one. */
+  downloadPort?: number;
+  /** SQLite file; default `:memory:`. A file keeps everything across restarts. */
+  data?: string;
+  /** Seed as an object or a JSON file path; without one an empty store gets one organization and one token. */
+  seed?: Seed | string;
+  /** Enforce this many requests per second per token (429 beyond); off by default. */
+  rateLimit?: number;
+  /** Fault rules, or `{ seed, rules }`; see `FaultRule`. Changeable later with `setFaults`. */
+  faults?: FaultPlan;
+  /** How long a signed download URL works; default 60 000 ms. */
+  downloadUrlTtlMs?: number;
+}
+
+export interface RunningServer {
+  /** Base URL of the API, e.g. `http://127.0.0.1:41234`, without a trailing slash. */
+  url: string;
+  /** Origin of the signed download URLs. */
+  downloadOrigin: string;
+  /** Every token the server accepts, with its organizations and permissions. */
+  tokens: TokenRecord[];
+  /** The first accepted token: the one to use when there is only one. */
+  token: string;
+  organizations: OrganizationRecord[];
+  /** Requests answered so far (method, path, route, status, duration); `requestLog.clear()` empties it. */
+  requestLog: RequestLog;
+  uploadMetrics: UploadMetrics;
+  /** Replaces the fault rules (and restarts their random sequence) from the next request on. */
+  setFaults(plan: FaultPlan): void;
+  /** Stops both origins and closes the database. */
+  close(): Promise<void>;
+}
+
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8")) as {
+    version: string;
+  };
+  return manifest.version;
+}
+
+/** Starts the API and its download origin; resolves once both listen. */
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const host = options.host ?? "127.0.0.1";
+  const seed = options.seed === undefined ? undefined : loadSeed(options.seed);
+  const faults = new FaultInjector(options.faults ?? []);
+  const storage = new Storage(options.data ?? ":memory:");
+  try {
+    applySeed(storage, seed);
+  } catch (error) {
+    storage.close();
+    throw error;
+  }
+  const log = new RequestLog();
+  const signer = new UrlSigner(options.downloadUrlTtlMs ?? 60_000);
+  const uploadMetrics: UploadMetrics = { peakBufferedBytes: 0 };
+  let downloadOrigin = "";
+  const api = buildApp({
+    storage,
+    log,
+    faults,
+    rateLimit: options.rateLimit ? new RateLimit(options.rateLimit) : undefined,
+    signer,
+    downloadOrigin: () => downloadOrigin,
+    uploadMetrics,
+    version: packageVersion(),
+  });
+  const downloads = buildDownloadOrigin(storage, signer, log);
+  const originOf = (address: AddressInfo) =>
+    `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+  try {
+    await downloads.listen({ port: options.downloadPort ?? 0, host });
+    downloadOrigin = originOf(downloads.server.address() as AddressInfo);
+    await api.listen({ port: options.port ?? 0, host });
+  } catch (error) {
+    await Promise.allSettled([api.close(), downloads.close()]);
+    storage.close();
+    throw error;
+  }
+  const tokens = storage.tokens();
+  return {
+    url: originOf(api.server.address() as AddressInfo),
+    downloadOrigin,
+    tokens,
+    token: tokens[0]?.token ?? "",
+    organizations: storage.organizations(),
+    requestLog: log,
+    uploadMetrics,
+    setFaults: (plan) => faults.replace(plan),
+    close: async () => {
+      await Promise.all([api.close(), downloads.close()]);
+      storage.close();
+    },
+  };
+}

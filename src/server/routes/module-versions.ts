@@ -1,0 +1,203 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { jsonApiMediaType } from "../../client/jsonapi";
+import { moduleVersionDeprecationRequest, moduleVersionDocument } from "../../client/module-versions";
+import type { AppContext } from "../app";
+import { authorize } from "../auth";
+import { ApiError, notFound, parseBody } from "../errors";
+import { jsonApiErrors } from "../openapi";
+import type { Storage } from "../storage";
+
+/** What the service appends to every deprecation reason. */
+export const deprecationNotice = " Applies will be blocked in 15 days.";
+
+const moduleName = z.string().regex(/^[0-9A-Za-z_-]+$/, "may hold only letters, digits, '-' and '_'");
+const semanticVersion = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+
+// The client never creates modules, so these two documents live here rather than in src/client.
+const createRegistryModuleRequest = z.object({
+  data: z.object({
+    type: z.literal("registry-modules"),
+    attributes: z.object({
+      name: moduleName,
+      provider: z.string().regex(/^[0-9a-z]+$/, "may hold only lowercase letters and digits, e.g. aws"),
+      "registry-name": z.literal("private").default("private"),
+    }),
+  }),
+});
+const createModuleVersionRequest = z.object({
+  data: z.object({
+    type: z.literal("registry-module-versions"),
+    attributes: z.object({
+      version: z.string().regex(semanticVersion, "must be a semantic version such as 1.2.0"),
+    }),
+  }),
+});
+const registryModuleDocument = z.object({
+  data: z.object({
+    id: z.string(),
+    type: z.literal("registry-modules"),
+    attributes: z.object({
+      name: z.string(),
+      namespace: z.string(),
+      provider: z.string(),
+      "registry-name": z.literal("private"),
+      status: z.string(),
+      "created-at": z.string(),
+    }),
+    relationships: z.object({
+      organization: z.object({ data: z.object({ id: z.string(), type: z.literal("organizations") }) }),
+    }),
+  }),
+});
+const registryModuleVersionDocument = z.object({
+  data: z.object({
+    id: z.string(),
+    type: z.literal("registry-module-versions"),
+    attributes: z.object({ version: z.string(), status: z.string(), source: z.string() }),
+  }),
+});
+
+type ModuleParams = { Params: { organization: string; namespace: string; name: string; provider: string } };
+type ModuleVersionParams = { Params: ModuleParams["Params"] & { version: string } };
+
+/** The module in the path, or a 404; the organization appears twice in these paths and both must agree. */
+function loadModule(storage: Storage, request: FastifyRequest<ModuleParams>, permission: "read" | "manageModules") {
+  const { organization, namespace, name, provider } = request.params;
+  if (organization !== namespace) throw notFound();
+  authorize(request, organization, permission);
+  const module = storage.module(organization, name, provider);
+  if (!module) throw notFound();
+  return module;
+}
+
+const modulePath = "/api/v2/organizations/:organization/registry-modules/private/:namespace/:name/:provider";
+
+export function registerModuleVersionRoutes(app: FastifyInstance, { storage }: AppContext): void {
+  app.post<{ Params: { organization: string } }>(
+    "/api/v2/organizations/:organization/registry-modules",
+    {
+      config: {
+        doc: {
+          summary: "Create a private registry module (no VCS); its versions are added with the route below",
+          body: { mediaType: jsonApiMediaType, schema: createRegistryModuleRequest },
+          responses: {
+            201: { description: "Created", mediaType: jsonApiMediaType, schema: registryModuleDocument },
+            ...jsonApiErrors(400, 401, 404, 415, 422, 429),
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { organization } = request.params;
+      authorize(request, organization, "manageModules");
+      const { name, provider } = parseBody(createRegistryModuleRequest, request.body).data.attributes;
+      const module = storage.createModule(organization, name, provider);
+      if (module === "exists") {
+        throw ApiError.single(422, "invalid attribute", "Name has already been taken", {
+          pointer: "/data/attributes/name",
+        });
+      }
+      return reply
+        .code(201)
+        .type(jsonApiMediaType)
+        .send({
+          data: {
+            id: `mod-${module.id}`,
+            type: "registry-modules",
+            attributes: {
+              name,
+              namespace: organization,
+              provider,
+              "registry-name": "private",
+              status: "setup_complete",
+              "created-at": module.createdAt,
+            },
+            relationships: { organization: { data: { id: organization, type: "organizations" } } },
+          },
+        });
+    },
+  );
+
+  app.post<ModuleParams>(
+    `${modulePath}/versions`,
+    {
+      config: {
+        doc: {
+          summary: "Add a version to a private registry module",
+          body: { mediaType: jsonApiMediaType, schema: createModuleVersionRequest },
+          responses: {
+            201: { description: "Created", mediaType: jsonApiMediaType, schema: registryModuleVersionDocument },
+            ...jsonApiErrors(400, 401, 404, 415, 422, 429),
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const module = loadModule(storage, request, "manageModules");
+      const { version } = parseBody(createModuleVersionRequest, request.body).data.attributes;
+      const created = storage.createModuleVersion(module.id, version);
+      if (created === "exists") {
+        throw ApiError.single(422, "invalid attribute", "Version has already been taken", {
+          pointer: "/data/attributes/version",
+        });
+      }
+      return reply
+        .code(201)
+        .type(jsonApiMediaType)
+        .send({
+          data: {
+            id: `modver-${created.id}`,
+            type: "registry-module-versions",
+            attributes: { version, status: "ok", source: "tfe-api" },
+          },
+        });
+    },
+  );
+
+  app.patch<ModuleVersionParams>(
+    `${modulePath}/:version`,
+    {
+      config: {
+        doc: {
+          summary: "Deprecate (spec 4.5) or reinstate (spec 4.6) a module version; Plus edition only",
+          body: { mediaType: jsonApiMediaType, schema: moduleVersionDeprecationRequest },
+          responses: {
+            200: { description: "Done", mediaType: jsonApiMediaType, schema: moduleVersionDocument },
+            ...jsonApiErrors(400, 401, 404, 415, 422, 429),
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const module = loadModule(storage, request, "manageModules");
+      // Without Plus the feature does not exist for the organization: the same 404 as a missing version.
+      if (!storage.organization(module.organization)?.plus) throw notFound();
+      const version = storage.moduleVersion(module.id, request.params.version);
+      if (!version) throw notFound();
+      const { deprecation } = parseBody(moduleVersionDeprecationRequest, request.body).data.attributes;
+      const id = String(version.id);
+      reply.type(jsonApiMediaType);
+      if (deprecation["deprecated-status"] === "Undeprecated") {
+        storage.undeprecate(version.id);
+        return reply.send({ data: { type: "module-versions", id } });
+      }
+      const record = storage.deprecate(
+        version.id,
+        `${deprecation.reason}${deprecationNotice}`,
+        deprecation.link ?? null,
+      );
+      const deprecationId = String(record.id);
+      return reply.send({
+        data: {
+          id,
+          type: "module-versions",
+          relationships: { deprecation: { data: { id: deprecationId, type: "deprecations" } } },
+        },
+        included: [
+          { id: deprecationId, type: "deprecations", attributes: { link: record.link, reason: record.reason } },
+        ],
+      });
+    },
+  );
+}

@@ -1,0 +1,342 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { jsonApiMediaType } from "../../client/jsonapi";
+import {
+  createPolicyRequest,
+  defaultPageSize,
+  enforcePath,
+  maxPageSize,
+  type PolicyKind,
+  type PolicyResource,
+  policyDocument,
+  policyKinds,
+  policyListDocument,
+  policyRuleViolations,
+  policySortOrders,
+  updatePolicyRequest,
+} from "../../client/policies";
+import type { AppContext } from "../app";
+import { authorize, type Permission } from "../auth";
+import { ApiError, badParameter, invalidAttribute, notFound, parseBody } from "../errors";
+import { jsonApiErrors } from "../openapi";
+import type { PolicyRecord, Storage } from "../storage";
+
+type PolicyParams = { Params: { policyId: string } };
+type OrganizationParams = { Params: { organization: string } };
+type Query = Record<string, string | undefined>;
+
+/** The policy named in the path, or a 404 when it is missing or the token may not `permission` it. */
+export function loadPolicy(storage: Storage, request: FastifyRequest<PolicyParams>, permission: Permission) {
+  const policy = storage.policy(request.params.policyId);
+  if (!policy) throw notFound();
+  authorize(request, policy.organization, permission);
+  return policy;
+}
+
+/**
+ * The level a request asks for. The deprecated `enforce` entry counts only where `enforcement-level` is absent;
+ * an entry whose path is not the policy's own file falls back to the kind's default (spec 2.1).
+ */
+function requestedLevel(
+  level: string | undefined,
+  enforce: readonly { path: string; mode: string }[] | undefined,
+  name: string,
+  kind: PolicyKind,
+): string | undefined {
+  if (level !== undefined) return level;
+  const entry = enforce?.[0];
+  if (!entry) return undefined;
+  if (entry.path === enforcePath(name, kind)) return entry.mode;
+  return kind === "sentinel" ? "hard-mandatory" : "advisory";
+}
+
+function policyResource(policy: PolicyRecord): PolicyResource {
+  const self = `/api/v2/policies/${policy.id}`;
+  const resource: PolicyResource = {
+    id: policy.id,
+    type: "policies",
+    attributes: {
+      name: policy.name,
+      description: policy.description,
+      kind: policy.kind,
+      "enforcement-level": policy.enforcementLevel,
+      // The service fills `enforce` only once the policy has a file to point at.
+      enforce: policy.hasCode ? [{ path: enforcePath(policy.name, policy.kind), mode: policy.enforcementLevel }] : [],
+      "policy-set-count": policy.policySetIds.length,
+      "updated-at": policy.updatedAt,
+    },
+    relationships: { organization: { data: { id: policy.organization, type: "organizations" } } },
+    links: { self, upload: `${self}/upload`, ...(policy.hasCode ? { download: `${self}/download` } : {}) },
+  };
+  if (policy.kind === "opa") resource.attributes.query = policy.query;
+  if (policy.policySetIds.length > 0) {
+    resource.relationships!["policy-sets"] = {
+      data: policy.policySetIds.map((id) => ({ id, type: "policy-sets" })),
+    };
+  }
+  return resource;
+}
+
+function includesPolicySets(query: Query): boolean {
+  if (query.include === undefined) return false;
+  if (query.include !== "policy_sets") throw badParameter("include", 'accepts only "policy_sets"');
+  return true;
+}
+
+function includedPolicySets(storage: Storage, policies: readonly PolicyRecord[]) {
+  const ids = [...new Set(policies.flatMap((policy) => policy.policySetIds))];
+  return storage.policySets(ids).map((set) => ({ id: set.id, type: "policy-sets", attributes: { name: set.name } }));
+}
+
+function positiveInteger(query: Query, parameter: string, fallback: number): number {
+  const text = query[parameter];
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1) throw badParameter(parameter, "must be a whole number of 1 or more");
+  return value;
+}
+
+function oneOf<T extends string>(query: Query, parameter: string, allowed: readonly T[]): T | undefined {
+  const value = query[parameter];
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw badParameter(parameter, `must be one of ${allowed.map((item) => `"${item}"`).join(", ")}`);
+  }
+  return value as T;
+}
+
+const send = <T>(reply: { type(mediaType: string): { send(body: T): unknown } }, body: T) =>
+  reply.type(jsonApiMediaType).send(body);
+
+export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, downloadOrigin }: AppContext): void {
+  app.post<OrganizationParams>(
+    "/api/v2/organizations/:organization/policies",
+    {
+      config: {
+        doc: {
+          summary: "Create a policy (spec 4.1)",
+          body: { mediaType: jsonApiMediaType, schema: createPolicyRequest },
+          responses: {
+            201: { description: "Created", mediaType: jsonApiMediaType, schema: policyDocument },
+            ...jsonApiErrors(400, 401, 404, 413, 415, 422, 429),
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { organization } = request.params;
+      authorize(request, organization, "managePolicies");
+      const { data } = parseBody(createPolicyRequest, request.body);
+      const { attributes } = data;
+      const kind = attributes.kind ?? "sentinel";
+      const policySetIds = (data.relationships?.["policy-sets"].data ?? []).map((set) => set.id);
+      const known = new Set(
+        storage
+          .policySets(policySetIds)
+          .filter((set) => set.organization === organization)
+          .map((set) => set.id),
+      );
+      const unknown = policySetIds.flatMap((id, index) =>
+        known.has(id)
+          ? []
+          : [
+              invalidAttribute(
+                ["data", "relationships", "policy-sets", "data", String(index), "id"],
+                `"${id}" is not a policy set of organization ${organization}`,
+              ),
+            ],
+      );
+      if (unknown.length > 0) throw new ApiError(422, unknown);
+      const created = storage.createPolicy({
+        organization,
+        name: attributes.name,
+        description: attributes.description ?? null,
+        kind,
+        query: attributes.query ?? null,
+        // The schema has checked that one of enforcement-level and enforce is present.
+        enforcementLevel: requestedLevel(attributes["enforcement-level"], attributes.enforce, attributes.name, kind)!,
+        policySetIds,
+      });
+      if (created === "name-taken") {
+        throw ApiError.single(422, "invalid attribute", "Name has already been taken", {
+          pointer: "/data/attributes/name",
+        });
+      }
+      reply.code(201);
+      return send(reply, { data: policyResource(created) });
+    },
+  );
+
+  app.get<OrganizationParams & { Querystring: Query }>(
+    "/api/v2/organizations/:organization/policies",
+    {
+      config: {
+        doc: {
+          summary: "List policies (spec 4.9)",
+          query: {
+            "page[number]": "Page to return, from 1",
+            "page[size]": `Policies per page; default ${defaultPageSize}, at most ${maxPageSize}`,
+            "search[name]": "Only policies whose name contains this text",
+            "filter[kind]": "sentinel or opa",
+            sort: policySortOrders.join(", "),
+            include: "policy_sets",
+          },
+          responses: {
+            200: { description: "One page", mediaType: jsonApiMediaType, schema: policyListDocument },
+            ...jsonApiErrors(400, 401, 404, 429),
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { organization } = request.params;
+      authorize(request, organization, "read");
+      const query = request.query;
+      const pageNumber = positiveInteger(query, "page[number]", 1);
+      const pageSize = Math.min(maxPageSize, positiveInteger(query, "page[size]", defaultPageSize));
+      const kind = oneOf(query, "filter[kind]", policyKinds);
+      const sort = oneOf(query, "sort", policySortOrders);
+      const search = query["search[name]"];
+      const withPolicySets = includesPolicySets(query);
+      const { items, totalCount } = storage.listPolicies({
+        organization,
+        search,
+        kind,
+        sort,
+        limit: pageSize,
+        offset: (pageNumber - 1) * pageSize,
+      });
+      const totalPages = Math.max(1, Math.ceil(totalCount / pageSize));
+      const prevPage = pageNumber > 1 ? pageNumber - 1 : null;
+      const nextPage = pageNumber < totalPages ? pageNumber + 1 : null;
+      const pageLink = (page: number | null) => {
+        if (page === null) return null;
+        const parameters = new URLSearchParams();
+        for (const [name, value] of Object.entries(query)) if (value !== undefined) parameters.set(name, value);
+        parameters.set("page[number]", String(page));
+        parameters.set("page[size]", String(pageSize));
+        return `${request.protocol}://${request.host}/api/v2/organizations/${encodeURIComponent(organization)}/policies?${parameters}`;
+      };
+      return send(reply, {
+        data: items.map(policyResource),
+        ...(withPolicySets ? { included: includedPolicySets(storage, items) } : {}),
+        links: {
+          self: pageLink(pageNumber),
+          first: pageLink(1),
+          prev: pageLink(prevPage),
+          next: pageLink(nextPage),
+          last: pageLink(totalPages),
+        },
+        meta: {
+          pagination: {
+            "current-page": pageNumber,
+            "page-size": pageSize,
+            "prev-page": prevPage,
+            "next-page": nextPage,
+            "total-pages": totalPages,
+            "total-count": totalCount,
+          },
+        },
+      });
+    },
+  );
+
+  app.get<PolicyParams & { Querystring: Query }>(
+    "/api/v2/policies/:policyId",
+    {
+      config: {
+        doc: {
+          summary: "Show a policy (spec 4.2)",
+          query: { include: "policy_sets" },
+          responses: {
+            200: { description: "The policy", mediaType: jsonApiMediaType, schema: policyDocument },
+            ...jsonApiErrors(400, 401, 404, 429),
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const withPolicySets = includesPolicySets(request.query);
+      const policy = loadPolicy(storage, request, "read");
+      return send(reply, {
+        data: policyResource(policy),
+        ...(withPolicySets ? { included: includedPolicySets(storage, [policy]) } : {}),
+      });
+    },
+  );
+
+  app.patch<PolicyParams>(
+    "/api/v2/policies/:policyId",
+    {
+      config: {
+        doc: {
+          summary: "Update a policy (spec 4.4)",
+          body: { mediaType: jsonApiMediaType, schema: updatePolicyRequest },
+          responses: {
+            200: { description: "The updated policy", mediaType: jsonApiMediaType, schema: policyDocument },
+            ...jsonApiErrors(400, 401, 404, 413, 415, 422, 429),
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const policy = loadPolicy(storage, request, "managePolicies");
+      const { attributes } = parseBody(updatePolicyRequest, request.body).data;
+      const violations = policyRuleViolations({
+        kind: policy.kind,
+        query: attributes.query,
+        enforcementLevel: attributes["enforcement-level"],
+        enforce: attributes.enforce,
+        isCreate: false,
+      });
+      if (violations.length > 0) {
+        throw new ApiError(
+          422,
+          violations.map((violation) =>
+            invalidAttribute(["data", "attributes", violation.attribute], violation.message),
+          ),
+        );
+      }
+      const updated = storage.updatePolicy(policy.id, {
+        ...("description" in attributes ? { description: attributes.description ?? null } : {}),
+        ...(attributes.query !== undefined ? { query: attributes.query } : {}),
+        enforcementLevel: requestedLevel(attributes["enforcement-level"], attributes.enforce, policy.name, policy.kind),
+      });
+      if (!updated) throw notFound();
+      return send(reply, { data: policyResource(updated) });
+    },
+  );
+
+  app.delete<PolicyParams>(
+    "/api/v2/policies/:policyId",
+    {
+      config: {
+        doc: {
+          summary: "Delete a policy (spec 4.10)",
+          responses: { 204: { description: "Deleted" }, ...jsonApiErrors(401, 404, 429) },
+        },
+      },
+    },
+    async (request, reply) => {
+      const policy = loadPolicy(storage, request, "managePolicies");
+      if (!storage.deletePolicy(policy.id)) throw notFound();
+      return reply.code(204).send();
+    },
+  );
+
+  app.get<PolicyParams>(
+    "/api/v2/policies/:policyId/download",
+    {
+      config: {
+        doc: {
+          summary: "Download policy code: redirects to a short-lived signed URL on another origin (no token there)",
+          responses: { 302: { description: "Location: the signed URL" }, ...jsonApiErrors(401, 404, 429) },
+        },
+      },
+    },
+    async (request, reply) => {
+      const policy = loadPolicy(storage, request, "read");
+      if (!policy.hasCode) throw ApiError.single(404, "not found", "The policy has no code yet: upload it first.");
+      return reply.redirect(signer.sign(downloadOrigin(), policy.id), 302);
+    },
+  );
+}

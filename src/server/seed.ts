@@ -1,0 +1,89 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { issueMessages } from "./errors";
+import type { Storage } from "./storage";
+
+const name = z.string().min(1);
+
+/** The seed file: what the server holds before the first request. Every list is optional. */
+export const seedSchema = z.strictObject({
+  organizations: z.array(z.strictObject({ name, plus: z.boolean().default(false) })).default([]),
+  tokens: z
+    .array(
+      z.strictObject({
+        token: z.string().min(8, "must be at least 8 characters"),
+        organizations: z.array(name),
+        managePolicies: z.boolean().default(true),
+        manageModules: z.boolean().default(true),
+      }),
+    )
+    .default([]),
+  policySets: z.array(z.strictObject({ id: name, organization: name, name })).default([]),
+  modules: z
+    .array(z.strictObject({ organization: name, name, provider: name, versions: z.array(name).default([]) }))
+    .default([]),
+});
+export type Seed = z.input<typeof seedSchema>;
+
+export const defaultOrganization = "example-org";
+
+/** Reads and checks a seed given as an object or as the path of a JSON file; errors name the file and member. */
+export function loadSeed(seed: Seed | string): z.output<typeof seedSchema> {
+  const source = typeof seed === "string" ? `seed file ${seed}` : "seed";
+  let document: unknown = seed;
+  if (typeof seed === "string") {
+    try {
+      document = JSON.parse(readFileSync(seed, "utf8"));
+    } catch (error) {
+      throw new Error(`${source}: cannot read it as JSON (${(error as Error).message})`);
+    }
+  }
+  const result = seedSchema.safeParse(document, { error: issueMessages });
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "(root)"} ${issue.message}`);
+    throw new Error(`${source} is invalid: ${problems.join("; ")}`);
+  }
+  return result.data;
+}
+
+/**
+ * Writes the seed; entries already stored are updated, never duplicated, so the same seed can be applied at every
+ * start of a server on a file. An empty store with no seed gets one Plus organization and one random token.
+ */
+export function applySeed(storage: Storage, seed: z.output<typeof seedSchema> | undefined): void {
+  if (!seed) {
+    if (storage.tokens().length > 0) return;
+    storage.addOrganization({ name: defaultOrganization, plus: true });
+    storage.addToken({
+      token: `${randomBytes(7).toString("hex")}.atlasv1.${randomBytes(32).toString("hex")}`,
+      organizations: [defaultOrganization],
+      managePolicies: true,
+      manageModules: true,
+    });
+    return;
+  }
+  const requireOrganization = (organization: string, where: string) => {
+    if (!storage.organization(organization)) {
+      throw new Error(
+        `seed: ${where} names organization "${organization}", which is neither in "organizations" nor stored`,
+      );
+    }
+  };
+  for (const organization of seed.organizations) storage.addOrganization(organization);
+  for (const [index, token] of seed.tokens.entries()) {
+    for (const organization of token.organizations) requireOrganization(organization, `tokens[${index}]`);
+    storage.addToken(token);
+  }
+  for (const [index, policySet] of seed.policySets.entries()) {
+    requireOrganization(policySet.organization, `policySets[${index}]`);
+    storage.addPolicySet(policySet);
+  }
+  for (const [index, module] of seed.modules.entries()) {
+    requireOrganization(module.organization, `modules[${index}]`);
+    const stored = storage.createModule(module.organization, module.name, module.provider);
+    const moduleId =
+      stored === "exists" ? storage.module(module.organization, module.name, module.provider)!.id : stored.id;
+    for (const version of module.versions) storage.createModuleVersion(moduleId, version);
+  }
+}
