@@ -57,7 +57,8 @@ export function buildApp(context: AppContext): FastifyInstance {
   app.addHook("onRoute", (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const doc = route.config?.doc;
-    if (doc) for (const method of methods) documented.push({ method, url: route.url, doc });
+    // Fastify adds a HEAD twin to every GET; the document describes the GETs.
+    if (doc) for (const method of methods) if (method !== "HEAD") documented.push({ method, url: route.url, doc });
   });
 
   app.removeContentTypeParser("text/plain");

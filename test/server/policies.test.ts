@@ -51,13 +51,22 @@ describe("create (spec 4.1)", () => {
       body: {
         data: {
           type: "policies",
-          attributes: { name: uniqueName("opa"), kind: "opa", query: "data.terraform.deny", "enforcement-level": "mandatory" },
+          attributes: {
+            name: uniqueName("opa"),
+            kind: "opa",
+            query: "data.terraform.deny",
+            "enforcement-level": "mandatory",
+          },
           relationships: { "policy-sets": { data: [{ id: policySetId, type: "policy-sets" }] } },
         },
       },
     });
     expect(answer.status).toBe(201);
-    expect(answer.body.data.attributes).toMatchObject({ kind: "opa", query: "data.terraform.deny", "policy-set-count": 1 });
+    expect(answer.body.data.attributes).toMatchObject({
+      kind: "opa",
+      query: "data.terraform.deny",
+      "policy-set-count": 1,
+    });
     expect(answer.body.data.relationships["policy-sets"]).toEqual({ data: [{ id: policySetId, type: "policy-sets" }] });
   });
 
@@ -77,21 +86,48 @@ describe("create (spec 4.1)", () => {
   });
 
   it.each([
-    ["a missing name", { data: { type: "policies", attributes: { "enforcement-level": "advisory" } } }, "/data/attributes/name"],
+    [
+      "a missing name",
+      { data: { type: "policies", attributes: { "enforcement-level": "advisory" } } },
+      "/data/attributes/name",
+    ],
     ["a name with a space", policyBody("has space"), "/data/attributes/name"],
-    ["a wrong type", { data: { type: "policy", attributes: { name: "x", "enforcement-level": "advisory" } } }, "/data/type"],
+    [
+      "a wrong type",
+      { data: { type: "policy", attributes: { name: "x", "enforcement-level": "advisory" } } },
+      "/data/type",
+    ],
     ["a number for description", policyBody("x", { description: 5 }), "/data/attributes/description"],
-    ["an opa level on sentinel", policyBody("x", { "enforcement-level": "mandatory" }), "/data/attributes/enforcement-level"],
+    [
+      "an opa level on sentinel",
+      policyBody("x", { "enforcement-level": "mandatory" }),
+      "/data/attributes/enforcement-level",
+    ],
     ["a query on sentinel", policyBody("x", { query: "data.x" }), "/data/attributes/query"],
     ["opa without query", policyBody("x", { kind: "opa" }), "/data/attributes/query"],
-    ["no level at all", { data: { type: "policies", attributes: { name: "x" } } }, "/data/attributes/enforcement-level"],
+    [
+      "no level at all",
+      { data: { type: "policies", attributes: { name: "x" } } },
+      "/data/attributes/enforcement-level",
+    ],
     ["an unknown attribute", policyBody("x", { colour: "red" }), "/data/attributes/colour"],
-    ["an unknown policy set", { data: { ...policyBody("x").data, relationships: { "policy-sets": { data: [{ id: "polset-none", type: "policy-sets" }] } } } }, "/data/relationships/policy-sets/data/0/id"],
+    [
+      "an unknown policy set",
+      {
+        data: {
+          ...policyBody("x").data,
+          relationships: { "policy-sets": { data: [{ id: "polset-none", type: "policy-sets" }] } },
+        },
+      },
+      "/data/relationships/policy-sets/data/0/id",
+    ],
     ["no body", undefined, ""],
   ])("answers 422 naming the member for %s", async (_case, body, pointer) => {
     const answer = await call(server, "POST", policiesPath, { body });
     expect(answer.status).toBe(422);
-    const error = answer.body.errors.find((item: { source?: { pointer?: string } }) => item.source?.pointer === pointer);
+    const error = answer.body.errors.find(
+      (item: { source?: { pointer?: string } }) => item.source?.pointer === pointer,
+    );
     expect(error, JSON.stringify(answer.body)).toMatchObject({ status: "422", title: "invalid attribute" });
     expect(error.detail.length).toBeGreaterThan(5);
   });
@@ -213,7 +249,9 @@ describe("show, update, delete (spec 4.2, 4.4, 4.10)", () => {
     const policy = await createPolicy(server, uniqueName("locked"));
     const body = { data: { type: "policies", attributes: { "enforcement-level": "hard-mandatory" } } };
     expect((await call(server, "PATCH", "/api/v2/policies/pol-doesnotexist0000", { body })).status).toBe(404);
-    expect((await call(server, "PATCH", `/api/v2/policies/${policy.id}`, { body, auth: readOnlyToken })).status).toBe(404);
+    expect((await call(server, "PATCH", `/api/v2/policies/${policy.id}`, { body, auth: readOnlyToken })).status).toBe(
+      404,
+    );
     expect((await call(server, "PATCH", `/api/v2/policies/${policy.id}`, { body, auth: otherToken })).status).toBe(404);
   });
 

@@ -1,0 +1,229 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FaultPlan, RunningServer } from "../../src/server";
+import { call, createPolicy, organization, policyBody, start, token } from "./helpers";
+
+let server: RunningServer;
+const policiesPath = `/api/v2/organizations/${organization}/policies`;
+const createRoute = "POST /api/v2/organizations/:organization/policies";
+
+beforeAll(async () => {
+  server = await start();
+});
+afterAll(() => server.close());
+
+describe("authentication", () => {
+  it("answers 401 without a token, with an unknown token and with a malformed header", async () => {
+    for (const auth of [null, "not-a-token-at-all"]) {
+      const answer = await call(server, "GET", policiesPath, { auth });
+      expect(answer.status).toBe(401);
+      expect(answer.body.errors[0]).toMatchObject({ status: "401", title: "unauthorized" });
+    }
+    const basic = await fetch(`${server.url}${policiesPath}`, { headers: { authorization: `Basic ${token}` } });
+    expect(basic.status).toBe(401);
+  });
+});
+
+describe("bad input never reaches a 500", () => {
+  it("answers malformed JSON with 400", async () => {
+    const answer = await call(server, "POST", policiesPath, {
+      raw: '{"data": {',
+      contentType: "application/vnd.api+json",
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors[0]).toMatchObject({ status: "400", title: "bad request" });
+    expect(answer.text).not.toMatch(/at .*\.js:\d+/);
+  });
+
+  it("answers a wrong media type with 415 and accepts application/json too", async () => {
+    const text = await call(server, "POST", policiesPath, {
+      raw: JSON.stringify(policyBody("t")),
+      contentType: "text/plain",
+    });
+    expect(text.status).toBe(415);
+    expect(text.body.errors[0].detail).toContain("application/vnd.api+json");
+    const bytes = await call(server, "POST", policiesPath, { raw: "{}", contentType: "application/octet-stream" });
+    expect(bytes.status).toBe(415);
+    const json = await call(server, "POST", policiesPath, {
+      body: policyBody("plain-json"),
+      contentType: "application/json",
+    });
+    expect(json.status).toBe(201);
+  });
+
+  it("answers a JSON body over 1 MB with 413", async () => {
+    const answer = await call(server, "POST", policiesPath, {
+      body: policyBody("huge", { description: "x".repeat(1024 * 1024) }),
+    });
+    expect(answer.status).toBe(413);
+    expect(answer.body.errors[0].status).toBe("413");
+  });
+
+  it("answers unknown routes with a JSON:API 404", async () => {
+    const answer = await call(server, "GET", "/api/v2/workspaces");
+    expect(answer.status).toBe(404);
+    expect(answer.body.errors[0]).toMatchObject({ status: "404", title: "not found" });
+    expect((await call(server, "DELETE", policiesPath)).status).toBe(404);
+  });
+
+  it("answers a JSON array, a string and null bodies with 422", async () => {
+    for (const raw of ["[]", '"policies"', "null"]) {
+      const answer = await call(server, "POST", policiesPath, { raw, contentType: "application/vnd.api+json" });
+      expect(answer.status, raw).toBe(422);
+    }
+  });
+});
+
+describe("ping and rate limit", () => {
+  it("answers ping with 204, X-RateLimit-Limit and TFP-API-Version", async () => {
+    const answer = await call(server, "GET", "/api/v2/ping");
+    expect(answer.status).toBe(204);
+    expect(answer.headers.get("x-ratelimit-limit")).toBe("30");
+    expect(answer.headers.get("tfp-api-version")).toMatch(/^\d+\.\d+$/);
+  });
+
+  it("limits each token to N requests per second with 429 and a fractional X-RateLimit-Reset", async () => {
+    const limited = await start({ rateLimit: 5 });
+    try {
+      const answers = await Promise.all(Array.from({ length: 8 }, () => call(limited, "GET", policiesPath)));
+      expect(answers.filter((answer) => answer.status === 200)).toHaveLength(5);
+      const refused = answers.filter((answer) => answer.status === 429);
+      expect(refused).toHaveLength(3);
+      for (const answer of refused) {
+        expect(answer.headers.get("x-ratelimit-limit")).toBe("5");
+        const reset = Number(answer.headers.get("x-ratelimit-reset"));
+        expect(reset).toBeGreaterThan(0);
+        expect(reset).toBeLessThanOrEqual(0.2);
+        expect(answer.body.errors[0].status).toBe("429");
+      }
+      const other = await call(limited, "GET", "/api/v2/ping", { auth: "acme-reader-0123456789" });
+      expect(other.status).toBe(204);
+      await new Promise((resolve) => setTimeout(resolve, 1000 * Number(refused[0]!.headers.get("x-ratelimit-reset"))));
+      expect((await call(limited, "GET", policiesPath)).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe("faults", () => {
+  const statuses = async (target: RunningServer, count: number) => {
+    const result: number[] = [];
+    for (let index = 0; index < count; index++) result.push((await call(target, "GET", "/api/v2/ping")).status);
+    return result;
+  };
+
+  it("fail the same share of requests in the same order for the same seed", async () => {
+    const plan: FaultPlan = { seed: 42, rules: [{ route: "GET /api/v2/ping", status: 500, share: 0.5 }] };
+    const first = await start({ faults: plan });
+    const second = await start({ faults: plan });
+    try {
+      const a = await statuses(first, 40);
+      const b = await statuses(second, 40);
+      expect(a).toEqual(b);
+      const failed = a.filter((status) => status === 500).length;
+      expect(failed).toBeGreaterThan(8);
+      expect(failed).toBeLessThan(32);
+      first.setFaults({ seed: 43, rules: [{ route: "GET /api/v2/ping", status: 500, share: 0.5 }] });
+      expect(await statuses(first, 40)).not.toEqual(a);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
+  it("with afterHandler, make the change and lose the answer: a retried create finds the name taken", async () => {
+    server.setFaults([{ route: createRoute, status: 503, afterHandler: true, times: 1 }]);
+    try {
+      const lost = await call(server, "POST", policiesPath, { body: policyBody("lost-answer") });
+      expect(lost.status).toBe(503);
+      const retried = await call(server, "POST", policiesPath, { body: policyBody("lost-answer") });
+      expect(retried.status).toBe(422);
+      const listed = await call(server, "GET", `${policiesPath}?search%5Bname%5D=lost-answer`);
+      expect(listed.body.data).toHaveLength(1);
+    } finally {
+      server.setFaults([]);
+    }
+  });
+
+  it("before the handler, fail without a change; reset drops the connection; latency delays", async () => {
+    server.setFaults([
+      { route: createRoute, status: 500, times: 1 },
+      { route: "GET /api/v2/policies/:policyId", reset: true, times: 1 },
+      { route: "GET /api/v2/ping", latencyMs: 150, times: 1 },
+    ]);
+    try {
+      expect((await call(server, "POST", policiesPath, { body: policyBody("never-made") })).status).toBe(500);
+      const listed = await call(server, "GET", `${policiesPath}?search%5Bname%5D=never-made`);
+      expect(listed.body.data).toEqual([]);
+      const policy = await createPolicy(server, "reset-target");
+      await expect(call(server, "GET", `/api/v2/policies/${policy.id}`)).rejects.toThrow();
+      expect((await call(server, "GET", `/api/v2/policies/${policy.id}`)).status).toBe(200);
+      const started = performance.now();
+      expect((await call(server, "GET", "/api/v2/ping")).status).toBe(204);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+      const log = server.requestLog.entries();
+      expect(log.some((entry) => entry.route === "/api/v2/policies/:policyId" && entry.status === 0)).toBe(true);
+    } finally {
+      server.setFaults([]);
+    }
+  });
+
+  it("refuses an invalid plan with a message naming the member", async () => {
+    expect(() => server.setFaults([{ route: "ping", status: 500 }])).toThrow(/route must be/);
+    expect(() => server.setFaults([{ route: "*" }])).toThrow(/needs status, reset or latencyMs/);
+  });
+});
+
+describe("request log", () => {
+  it("records method, path, route, status and duration of each request, never the token", async () => {
+    server.requestLog.clear();
+    await call(server, "GET", "/api/v2/ping");
+    await call(server, "POST", policiesPath, { body: policyBody("logged") });
+    await call(server, "GET", "/api/v2/nothing-here", { auth: null });
+    const entries = server.requestLog.entries();
+    expect(entries.map(({ method, path, status }) => ({ method, path, status }))).toEqual([
+      { method: "GET", path: "/api/v2/ping", status: 204 },
+      { method: "POST", path: policiesPath, status: 201 },
+      { method: "GET", path: "/api/v2/nothing-here", status: 401 },
+    ]);
+    expect(entries[1]!.route).toBe("/api/v2/organizations/:organization/policies");
+    expect(entries.every((entry) => entry.durationMs >= 0 && entry.origin === "api")).toBe(true);
+    expect(JSON.stringify(entries)).not.toContain(token);
+    server.requestLog.clear();
+    expect(server.requestLog.entries()).toEqual([]);
+  });
+});
+
+describe("OpenAPI document", () => {
+  it("is OpenAPI 3.1 JSON with every endpoint and schemas from the client", async () => {
+    const answer = await call(server, "GET", "/api/openapi.json", { auth: null });
+    expect(answer.status).toBe(200);
+    const document = answer.body;
+    expect(document.openapi).toBe("3.1.0");
+    const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(
+      ([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(operations.sort()).toEqual(
+      [
+        "GET /api/openapi.json",
+        "GET /api/v2/ping",
+        "POST /api/v2/organizations/{organization}/policies",
+        "GET /api/v2/organizations/{organization}/policies",
+        "GET /api/v2/policies/{policyId}",
+        "PATCH /api/v2/policies/{policyId}",
+        "DELETE /api/v2/policies/{policyId}",
+        "PUT /api/v2/policies/{policyId}/upload",
+        "GET /api/v2/policies/{policyId}/download",
+        "POST /api/v2/organizations/{organization}/registry-modules",
+        "POST /api/v2/organizations/{organization}/registry-modules/private/{namespace}/{name}/{provider}/versions",
+        "PATCH /api/v2/organizations/{organization}/registry-modules/private/{namespace}/{name}/{provider}/{version}",
+        "GET /api/registry/v1/modules/{namespace}/{name}/{provider}/versions",
+        "GET /api/registry/v1/modules/{namespace}/{name}/{provider}/{version}",
+      ].sort(),
+    );
+    const create = document.paths["/api/v2/organizations/{organization}/policies"].post;
+    const requestSchema = create.requestBody.content["application/vnd.api+json"].schema;
+    expect(requestSchema.properties.data.properties.attributes.properties.name.pattern).toBe("^[A-Za-z0-9_-]+$");
+    expect(create.responses["422"].content["application/vnd.api+json"].schema.properties.errors.type).toBe("array");
+    expect(create.responses["201"].content["application/vnd.api+json"].schema.properties.data).toBeDefined();
+  });
+});
