@@ -59,7 +59,10 @@ async function setup() {
   return { server, provider, outside: clientFor(server, clients) };
 }
 
-function inputs(overrides: Partial<ModuleVersionDeprecationInputs> = {}): ModuleVersionDeprecationInputs {
+/** Checked inputs, also usable as the raw property bag that check() receives. */
+function inputs(
+  overrides: Partial<ModuleVersionDeprecationInputs> = {},
+): ModuleVersionDeprecationInputs & Record<string, unknown> {
   return {
     organization: plusOrganization,
     moduleName: "vpc",
@@ -404,7 +407,10 @@ describe("ModuleVersionDeprecationProvider against the local server", () => {
     const created = await provider.create(inputs());
     expect(created.outs).toMatchObject({ effectiveReason: `${inputs().reason}${appendedNotice}` });
     const patches = () =>
-      server.requestLog.entries().filter((entry) => entry.method === "PATCH").map((entry) => entry.status);
+      server.requestLog
+        .entries()
+        .filter((entry) => entry.method === "PATCH")
+        .map((entry) => entry.status);
     expect(patches()).toEqual([503, 503, 500, 200]);
 
     server.setFaults([{ route: patchRoute, status: 503, times: 1 }]);
