@@ -1,0 +1,146 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer } from "../../src/server";
+import { call, createPolicy, organization, seed, token } from "./helpers";
+
+const repo = join(__dirname, "..", "..");
+const cli = join(repo, "dist", "server", "cli.js");
+let directory: string;
+
+function newestSource(folder: string): number {
+  return Math.max(
+    ...readdirSync(folder, { withFileTypes: true }).map((entry) => {
+      const path = join(folder, entry.name);
+      return entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs;
+    }),
+  );
+}
+
+beforeAll(() => {
+  directory = mkdtempSync(join(tmpdir(), "tfe-server-"));
+  // The CLI test runs the compiled bin, as users do; build it when the sources are newer.
+  let built = 0;
+  try {
+    built = statSync(cli).mtimeMs;
+  } catch {}
+  if (built < newestSource(join(repo, "src"))) {
+    execFileSync(
+      process.execPath,
+      [join(repo, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
+      {
+        cwd: repo,
+      },
+    );
+  }
+});
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+describe("restart", () => {
+  it("keeps policies, code, deprecations and created modules in a file database", async () => {
+    const data = join(directory, "restart.sqlite");
+    const first = await startServer({ data, seed });
+    const policy = await createPolicy(first, "kept", { description: "survives" });
+    await call(first, "PUT", `/api/v2/policies/${policy.id}/upload`, { raw: "main = rule { true }" });
+    await call(
+      first,
+      "PATCH",
+      `/api/v2/organizations/${organization}/registry-modules/private/${organization}/vpc/aws/1.0.0`,
+      {
+        body: {
+          data: {
+            type: "module-versions",
+            attributes: { deprecation: { "deprecated-status": "Deprecated", reason: "Old." } },
+          },
+        },
+      },
+    );
+    await first.close();
+
+    const second = await startServer({ data, seed });
+    try {
+      const shown = await call(second, "GET", `/api/v2/policies/${policy.id}`);
+      expect(shown.body.data.attributes).toMatchObject({ name: "kept", description: "survives" });
+      const location = (await call(second, "GET", `/api/v2/policies/${policy.id}/download`)).headers.get("location")!;
+      expect(await (await fetch(location)).text()).toBe("main = rule { true }");
+      const version = await call(second, "GET", `/api/registry/v1/modules/${organization}/vpc/aws/1.0.0`);
+      expect(version.body.deprecation.reason).toMatch(/^Old\./);
+      expect(second.tokens.map((entry) => entry.token)).toContain(token);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("keeps the generated token of an unseeded file database instead of making a new one", async () => {
+    const data = join(directory, "unseeded.sqlite");
+    const first = await startServer({ data });
+    await first.close();
+    const second = await startServer({ data });
+    await second.close();
+    expect(second.tokens).toEqual(first.tokens);
+    expect(first.tokens).toHaveLength(1);
+    expect(first.organizations).toEqual([{ name: "example-org", plus: true }]);
+  });
+});
+
+describe("the tfe-governance-server bin", () => {
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of children) child.kill("SIGKILL");
+  });
+
+  function launch(args: string[]): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    children.push(child);
+    let output = "";
+    return new Promise((resolve, reject) => {
+      child.stdout!.on("data", (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /listening on (http:\/\/\S+)/.exec(output);
+        if (match && output.includes("tokens:")) resolve({ child, url: match[1]!, output: () => output });
+      });
+      child.stderr!.on("data", (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      child.on("exit", (code) => reject(new Error(`exited with ${code}: ${output}`)));
+    });
+  }
+
+  it("explains every flag with --help", () => {
+    const help = execFileSync(process.execPath, [cli, "--help"]).toString();
+    for (const flag of ["--port", "--host", "--data", "--seed", "--rate-limit", "--faults", "--help"]) {
+      expect(help).toContain(flag);
+    }
+  });
+
+  it("prints its URL and tokens, and keeps acknowledged data through kill -9 and a restart", async () => {
+    const data = join(directory, "killed.sqlite");
+    const seedFile = join(directory, "seed.json");
+    writeFileSync(seedFile, JSON.stringify(seed));
+    const args = ["--port", "0", "--data", data, "--seed", seedFile, "--quiet"];
+    const first = await launch(args);
+    expect(first.output()).toContain(token);
+    const target = { url: first.url } as Parameters<typeof call>[0];
+    const policy = await createPolicy(target, "acknowledged");
+    const code = Buffer.alloc(200_000, "k");
+    expect((await call(target, "PUT", `/api/v2/policies/${policy.id}/upload`, { raw: code })).status).toBe(204);
+    const exited = new Promise((resolve) => first.child.once("exit", resolve));
+    first.child.kill("SIGKILL");
+    await exited;
+
+    const second = await launch(args);
+    const restarted = { url: second.url } as Parameters<typeof call>[0];
+    const shown = await call(restarted, "GET", `/api/v2/policies/${policy.id}`);
+    expect(shown.status).toBe(200);
+    expect(shown.body.data.attributes.name).toBe("acknowledged");
+    const location = (await call(restarted, "GET", `/api/v2/policies/${policy.id}/download`)).headers.get("location")!;
+    expect(Buffer.from(await (await fetch(location)).arrayBuffer()).equals(code)).toBe(true);
+    second.child.kill("SIGTERM");
+  });
+
+  it("refuses a bad flag value with a message naming the flag", () => {
+    expect(() => execFileSync(process.execPath, [cli, "--port", "abc"], { stdio: "pipe" })).toThrow(/--port must be/);
+  });
+});
