@@ -1,0 +1,46 @@
+import * as pulumi from "@pulumi/pulumi";
+import { ModuleVersionDeprecation, Policy } from "pulumi-tfe-governance";
+
+// Credentials and organization come from stack config (tfe:token as a secret, tfe:organization, tfe:hostname
+// or tfe:address) or the environment (TFE_TOKEN, TFE_ORGANIZATION, TFE_HOSTNAME). See README.md.
+const config = new pulumi.Config("quickstart");
+const baselinePolicySet = config.get("baselinePolicySetId");
+
+const requireTags = new Policy("require-tags", {
+  description: "Every resource carries an `owner` and a `cost-center` tag.",
+  codeFile: "examples/quickstart/policies/require-tags.sentinel",
+  enforcementLevel: "soft-mandatory",
+  policySetIds: baselinePolicySet ? [baselinePolicySet] : [],
+});
+
+const restrictInstanceTypes = new Policy("restrict-instance-types", {
+  description: "Only the instance types the platform team supports.",
+  codeFile: "examples/quickstart/policies/restrict-instance-types.sentinel",
+  enforcementLevel: "hard-mandatory",
+});
+
+const denyPublicBuckets = new Policy("deny-public-buckets", {
+  kind: "opa",
+  query: "data.terraform.deny",
+  description: "No S3 bucket may be readable by everyone.",
+  codeFile: "examples/quickstart/policies/deny-public-buckets.rego",
+  enforcementLevel: "mandatory",
+});
+
+const vpcDeprecation = new ModuleVersionDeprecation("vpc-aws-1.0.0", {
+  moduleName: "vpc",
+  moduleProvider: "aws",
+  version: "1.0.0",
+  reason: "1.0.0 creates one NAT gateway per subnet; upgrade to 1.1.0.",
+  link: "https://example.com/platform/modules/vpc/upgrade-to-1.1",
+});
+
+export const policies = {
+  requireTags: { id: requireTags.policyId, level: requireTags.enforcementLevel, codeHash: requireTags.codeHash },
+  restrictInstanceTypes: { id: restrictInstanceTypes.policyId, level: restrictInstanceTypes.enforcementLevel },
+  denyPublicBuckets: { id: denyPublicBuckets.policyId, level: denyPublicBuckets.enforcementLevel },
+};
+export const deprecatedModuleVersion = {
+  id: vpcDeprecation.id,
+  reason: vpcDeprecation.effectiveReason,
+};

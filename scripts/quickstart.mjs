@@ -1,0 +1,66 @@
+// Drives the quickstart: local server in this process, the real `pulumi` CLI as a child process.
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { TfeClient } from "pulumi-tfe-governance/client";
+import { startServer } from "pulumi-tfe-governance/server";
+
+const root = resolve(import.meta.dirname, "..");
+const dataDir = join(root, ".tfe");
+mkdirSync(join(dataDir, "pulumi-state"), { recursive: true });
+const seed = JSON.parse(readFileSync(join(root, "examples", "quickstart", "seed.json"), "utf8"));
+const token = seed.tokens[0].token;
+const stack = "quickstart";
+
+const server = await startServer({ port: 0, data: join(dataDir, "quickstart.sqlite"), seed });
+console.log(`Local HCP Terraform API: ${server.url}\n`);
+
+const env = {
+  ...process.env,
+  PULUMI_BACKEND_URL: `file://${join(dataDir, "pulumi-state")}`,
+  PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? "quickstart",
+  PULUMI_SKIP_UPDATE_CHECK: "true",
+  PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+  TFE_ADDRESS: server.url,
+  TFE_TOKEN: token,
+};
+
+function pulumi(args, { quiet = false } = {}) {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn("pulumi", [...args, "--non-interactive"], {
+      cwd: root,
+      env,
+      stdio: ["ignore", quiet ? "pipe" : "inherit", quiet ? "pipe" : "inherit"],
+    });
+    let output = "";
+    child.stdout?.on("data", (chunk) => (output += chunk));
+    child.stderr?.on("data", (chunk) => (output += chunk));
+    child.on("error", reject);
+    child.on("exit", (code) =>
+      code === 0 ? resolveRun(output) : reject(new Error(`pulumi ${args.join(" ")} exited ${code}\n${output}`)),
+    );
+  });
+}
+
+try {
+  await pulumi(["stack", "select", "--create", stack], { quiet: true });
+  await pulumi(["up", "--yes", "--stack", stack]);
+
+  const client = new TfeClient({ address: server.url, token, rateLimit: false });
+  console.log("\nWhat the local server now holds for organization acme:");
+  for await (const policy of client.policies.listAll("acme")) {
+    const code = await client.policies.download(policy.id);
+    console.log(
+      `  policy ${policy.name.padEnd(24)} ${policy.kind.padEnd(8)} ${String(policy.enforcementLevel).padEnd(15)} ` +
+        `${code.byteLength} bytes of code, in ${policy.policySetCount} policy set(s)  [${policy.id}]`,
+    );
+  }
+  for (const version of await client.registry.listModuleVersions({ namespace: "acme", name: "vpc", provider: "aws" })) {
+    const state = version.deprecation ? `deprecated: ${version.deprecation.reason}` : "active";
+    console.log(`  module acme/vpc/aws ${version.version.padEnd(8)} ${state}`);
+  }
+  await client.close();
+  console.log("\nRun it again: nothing changes. Point the same program at HCP Terraform: see README.md.");
+} finally {
+  await server.close();
+}

@@ -1,0 +1,106 @@
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+
+const repoRoot = resolve(__dirname, "..", "..");
+
+export interface PulumiRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout and stderr together, for messages and `toContain` checks. */
+  output: string;
+}
+
+/**
+ * A Pulumi project in a temporary directory, run with the real `pulumi` CLI on a local file backend, offline.
+ * Its node_modules links to the repository's, so the program resolves `pulumi-tfe-governance` and
+ * `@pulumi/pulumi` exactly as a user's program does, from one copy each.
+ */
+export class PulumiProject {
+  private constructor(
+    readonly dir: string,
+    readonly stack: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  static async create(options: {
+    name: string;
+    files: Record<string, string>;
+    config: Record<string, string>;
+    secrets?: Record<string, string>;
+  }): Promise<PulumiProject> {
+    const dir = await mkdtemp(join(tmpdir(), `${options.name}-`));
+    await symlink(join(repoRoot, "node_modules"), join(dir, "node_modules"), "dir");
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PULUMI_BACKEND_URL: `file://${join(dir, ".state")}`,
+      PULUMI_CONFIG_PASSPHRASE: "end-to-end",
+      PULUMI_SKIP_UPDATE_CHECK: "true",
+      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+      PULUMI_HOME: join(dir, ".pulumi-home"),
+      TFE_TOKEN: "",
+      TFE_ADDRESS: "",
+      TFE_ORGANIZATION: "",
+    };
+    await mkdir(join(dir, ".state"));
+    const project = new PulumiProject(dir, "e2e", env);
+    await project.writeFile(
+      "Pulumi.yaml",
+      `name: ${options.name}\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n`,
+    );
+    for (const [path, content] of Object.entries(options.files)) await project.writeFile(path, content);
+    await project.run(["stack", "init"]);
+    for (const [key, value] of Object.entries(options.config)) await project.run(["config", "set", key, value]);
+    for (const [key, value] of Object.entries(options.secrets ?? {})) {
+      await project.run(["config", "set", "--secret", key, value]);
+    }
+    return project;
+  }
+
+  async writeFile(path: string, content: string): Promise<void> {
+    await mkdir(dirname(join(this.dir, path)), { recursive: true });
+    await writeFile(join(this.dir, path), content);
+  }
+
+  /** Runs `pulumi <args>`; throws with the output unless it exits 0 or `allowFailure` is set. */
+  run(args: string[], options: { allowFailure?: boolean } = {}): Promise<PulumiRun> {
+    return new Promise((resolveRun, reject) => {
+      execFile(
+        "pulumi",
+        [...args, "--non-interactive", "--stack", this.stack],
+        { cwd: this.dir, env: this.env, maxBuffer: 64 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          const run = { code: error ? Number(error.code ?? 1) : 0, stdout, stderr, output: `${stdout}\n${stderr}` };
+          if (error && !options.allowFailure) {
+            reject(new Error(`pulumi ${args.join(" ")} exited ${run.code}:\n${run.output}`));
+          } else {
+            resolveRun(run);
+          }
+        },
+      );
+    });
+  }
+
+  up(): Promise<PulumiRun> {
+    return this.run(["up", "--yes", "--skip-preview", "--diff"]);
+  }
+
+  /** The raw state file of the stack, as it sits on disk. */
+  async stateText(): Promise<string> {
+    const stacksDir = join(this.dir, ".state", ".pulumi", "stacks");
+    const [projectDir] = await readdir(stacksDir);
+    return readFile(join(stacksDir, projectDir as string, `${this.stack}.json`), "utf8");
+  }
+
+  async dispose(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Counts the steps of a `pulumi preview --json` or `up --json` run by operation (`create`, `update`, `replace`...). */
+export function changeSummary(run: PulumiRun): Record<string, number> {
+  const document = JSON.parse(run.stdout) as { changeSummary?: Record<string, number> };
+  return document.changeSummary ?? {};
+}
