@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import type { PolicyKind } from "../client/policies";
 
 export interface TokenRecord {
@@ -151,6 +151,7 @@ export function randomId(prefix: string, length = 16): string {
  */
 export class Storage {
   private readonly db: DatabaseSync;
+  private readonly statements = new Map<string, StatementSync>();
 
   constructor(file: string) {
     this.db = new DatabaseSync(file);
@@ -178,16 +179,26 @@ export class Storage {
     }
   }
 
+  // Preparing costs more than running for these small statements, so each SQL text is prepared once.
+  private statement(sql: string): StatementSync {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   private run(sql: string, ...params: SQLInputValue[]) {
-    return this.db.prepare(sql).run(...params);
+    return this.statement(sql).run(...params);
   }
 
   private get(sql: string, ...params: SQLInputValue[]): Row | undefined {
-    return this.db.prepare(sql).get(...params) as Row | undefined;
+    return this.statement(sql).get(...params) as Row | undefined;
   }
 
   private all(sql: string, ...params: SQLInputValue[]): Row[] {
-    return this.db.prepare(sql).all(...params) as Row[];
+    return this.statement(sql).all(...params) as Row[];
   }
 
   // -- organizations and tokens ---------------------------------------------------------------------------------

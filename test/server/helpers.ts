@@ -41,12 +41,12 @@ export async function call(
   server: RunningServer,
   method: string,
   path: string,
-  options: { body?: unknown; raw?: BodyInit; contentType?: string; auth?: string | null } = {},
+  options: { body?: unknown; raw?: string | Uint8Array; contentType?: string; auth?: string | null } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = {};
   const auth = options.auth === undefined ? token : options.auth;
   if (auth !== null) headers.authorization = `Bearer ${auth}`;
-  let body: BodyInit | undefined;
+  let body: string | Uint8Array | undefined;
   if (options.raw !== undefined) {
     body = options.raw;
     headers["content-type"] = options.contentType ?? "application/octet-stream";
