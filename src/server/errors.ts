@@ -68,6 +68,14 @@ export function parseBody<Schema extends z.ZodType>(schema: Schema, body: unknow
   return result.data;
 }
 
+/** The service's answer to a second resource of the same name (or version): 422 pointing at the attribute. */
+export function alreadyTaken(attribute: "name" | "version"): ApiError {
+  const label = attribute === "name" ? "Name" : "Version";
+  return ApiError.single(422, "invalid attribute", `${label} has already been taken`, {
+    pointer: `/data/attributes/${attribute}`,
+  });
+}
+
 export function badParameter(parameter: string, detail: string): ApiError {
   return ApiError.single(400, "invalid query parameter", `${parameter} ${detail}`, { parameter });
 }

@@ -39,6 +39,8 @@ const errorDescriptions: Record<number, string> = {
   415: "Wrong Content-Type",
   422: "Invalid body; each error's source.pointer names the member",
   429: "Rate limited; see X-RateLimit-Reset",
+  500: "Failure while making the change",
+  503: "Failure while making the change; try again",
 };
 
 /** The JSON:API error responses of the given statuses, for an `EndpointDoc`. */
@@ -51,10 +53,38 @@ export function jsonApiErrors(...statuses: number[]): EndpointDoc["responses"] {
   );
 }
 
-/** The registry read interface's errors: `{"errors": ["Not Found"]}`. */
-export function registryErrors(...statuses: number[]): EndpointDoc["responses"] {
-  return Object.fromEntries(
-    statuses.map((status) => [
+/**
+ * Route options documenting a JSON:API endpoint. Every such endpoint can answer 401, 404 and 429; one with a
+ * request body also 400, 413, 415 and 422; `moreErrors` adds the rest.
+ */
+export function jsonApiEndpoint(endpoint: {
+  summary: string;
+  request?: z.ZodType;
+  query?: Record<string, string>;
+  success: { status: number; description: string; schema?: z.ZodType };
+  moreErrors?: number[];
+}): { config: { doc: EndpointDoc } } {
+  const { summary, request, query, success, moreErrors = [] } = endpoint;
+  const errors = [401, 404, 429, ...(request ? [400, 413, 415, 422] : []), ...moreErrors];
+  const doc: EndpointDoc = {
+    summary,
+    responses: {
+      [success.status]: {
+        description: success.description,
+        ...(success.schema ? { mediaType: jsonApiMediaType, schema: success.schema } : {}),
+      },
+      ...jsonApiErrors(...errors),
+    },
+  };
+  if (query) doc.query = query;
+  if (request) doc.body = { mediaType: jsonApiMediaType, schema: request };
+  return { config: { doc } };
+}
+
+/** Route options documenting a read of the registry interface: plain JSON, errors as `{"errors": ["Not Found"]}`. */
+export function registryEndpoint(summary: string, schema: z.ZodType): { config: { doc: EndpointDoc } } {
+  const errors = Object.fromEntries(
+    [401, 404, 429].map((status) => [
       status,
       {
         description: errorDescriptions[status] ?? "Error",
@@ -63,6 +93,11 @@ export function registryErrors(...statuses: number[]): EndpointDoc["responses"] 
       },
     ]),
   );
+  return {
+    config: {
+      doc: { summary, responses: { 200: { description: "Found", mediaType: "application/json", schema }, ...errors } },
+    },
+  };
 }
 
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {

@@ -33,15 +33,7 @@ export interface PolicyRecord {
   policySetIds: string[];
 }
 
-export interface NewPolicy {
-  organization: string;
-  name: string;
-  description: string | null;
-  kind: PolicyKind;
-  query: string | null;
-  enforcementLevel: string;
-  policySetIds: string[];
-}
+export type NewPolicy = Omit<PolicyRecord, "id" | "hasCode" | "updatedAt">;
 
 export interface PolicyChanges {
   description?: string | null;

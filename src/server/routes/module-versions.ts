@@ -4,8 +4,8 @@ import { jsonApiMediaType } from "../../client/jsonapi";
 import { moduleVersionDeprecationRequest, moduleVersionDocument } from "../../client/module-versions";
 import type { AppContext } from "../app";
 import { authorize } from "../auth";
-import { ApiError, notFound, parseBody } from "../errors";
-import { jsonApiErrors } from "../openapi";
+import { alreadyTaken, notFound, parseBody } from "../errors";
+import { jsonApiEndpoint } from "../openapi";
 import type { Storage } from "../storage";
 
 /** What the service appends to every deprecation reason. */
@@ -76,27 +76,18 @@ const modulePath = "/api/v2/organizations/:organization/registry-modules/private
 export function registerModuleVersionRoutes(app: FastifyInstance, { storage }: AppContext): void {
   app.post<{ Params: { organization: string } }>(
     "/api/v2/organizations/:organization/registry-modules",
-    {
-      config: {
-        doc: {
-          summary: "Create a private registry module (no VCS); its versions are added with the route below",
-          body: { mediaType: jsonApiMediaType, schema: createRegistryModuleRequest },
-          responses: {
-            201: { description: "Created", mediaType: jsonApiMediaType, schema: registryModuleDocument },
-            ...jsonApiErrors(400, 401, 404, 415, 422, 429),
-          },
-        },
-      },
-    },
+    jsonApiEndpoint({
+      summary: "Create a private registry module (no VCS); its versions are added with the route below",
+      request: createRegistryModuleRequest,
+      success: { status: 201, description: "Created", schema: registryModuleDocument },
+    }),
     async (request, reply) => {
       const { organization } = request.params;
       authorize(request, organization, "manageModules");
       const { name, provider } = parseBody(createRegistryModuleRequest, request.body).data.attributes;
       const module = storage.createModule(organization, name, provider);
       if (module === "exists") {
-        throw ApiError.single(422, "invalid attribute", "Name has already been taken", {
-          pointer: "/data/attributes/name",
-        });
+        throw alreadyTaken("name");
       }
       return reply
         .code(201)
@@ -121,26 +112,17 @@ export function registerModuleVersionRoutes(app: FastifyInstance, { storage }: A
 
   app.post<ModuleParams>(
     `${modulePath}/versions`,
-    {
-      config: {
-        doc: {
-          summary: "Add a version to a private registry module",
-          body: { mediaType: jsonApiMediaType, schema: createModuleVersionRequest },
-          responses: {
-            201: { description: "Created", mediaType: jsonApiMediaType, schema: registryModuleVersionDocument },
-            ...jsonApiErrors(400, 401, 404, 415, 422, 429),
-          },
-        },
-      },
-    },
+    jsonApiEndpoint({
+      summary: "Add a version to a private registry module",
+      request: createModuleVersionRequest,
+      success: { status: 201, description: "Created", schema: registryModuleVersionDocument },
+    }),
     async (request, reply) => {
       const module = loadModule(storage, request, "manageModules");
       const { version } = parseBody(createModuleVersionRequest, request.body).data.attributes;
       const created = storage.createModuleVersion(module.id, version);
       if (created === "exists") {
-        throw ApiError.single(422, "invalid attribute", "Version has already been taken", {
-          pointer: "/data/attributes/version",
-        });
+        throw alreadyTaken("version");
       }
       return reply
         .code(201)
@@ -157,18 +139,12 @@ export function registerModuleVersionRoutes(app: FastifyInstance, { storage }: A
 
   app.patch<ModuleVersionParams>(
     `${modulePath}/:version`,
-    {
-      config: {
-        doc: {
-          summary: "Deprecate (spec 4.5) or reinstate (spec 4.6) a module version; Plus edition only",
-          body: { mediaType: jsonApiMediaType, schema: moduleVersionDeprecationRequest },
-          responses: {
-            200: { description: "Done", mediaType: jsonApiMediaType, schema: moduleVersionDocument },
-            ...jsonApiErrors(400, 401, 404, 415, 422, 429),
-          },
-        },
-      },
-    },
+    jsonApiEndpoint({
+      summary: "Deprecate (spec 4.5) or reinstate (spec 4.6) a module version; Plus edition only",
+      request: moduleVersionDeprecationRequest,
+      success: { status: 200, description: "Done", schema: moduleVersionDocument },
+      moreErrors: [500, 503],
+    }),
     async (request, reply) => {
       const module = loadModule(storage, request, "manageModules");
       // Without Plus the feature does not exist for the organization: the same 404 as a missing version.

@@ -16,8 +16,8 @@ import {
 } from "../../client/policies";
 import type { AppContext } from "../app";
 import { authorize, type Permission } from "../auth";
-import { ApiError, badParameter, invalidAttribute, notFound, parseBody } from "../errors";
-import { jsonApiErrors } from "../openapi";
+import { ApiError, alreadyTaken, badParameter, invalidAttribute, notFound, parseBody } from "../errors";
+import { jsonApiEndpoint } from "../openapi";
 import type { PolicyRecord, Storage } from "../storage";
 
 type PolicyParams = { Params: { policyId: string } };
@@ -110,18 +110,11 @@ const send = <T>(reply: { type(mediaType: string): { send(body: T): unknown } },
 export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, downloadOrigin }: AppContext): void {
   app.post<OrganizationParams>(
     "/api/v2/organizations/:organization/policies",
-    {
-      config: {
-        doc: {
-          summary: "Create a policy (spec 4.1)",
-          body: { mediaType: jsonApiMediaType, schema: createPolicyRequest },
-          responses: {
-            201: { description: "Created", mediaType: jsonApiMediaType, schema: policyDocument },
-            ...jsonApiErrors(400, 401, 404, 413, 415, 422, 429),
-          },
-        },
-      },
-    },
+    jsonApiEndpoint({
+      summary: "Create a policy (spec 4.1)",
+      request: createPolicyRequest,
+      success: { status: 201, description: "Created", schema: policyDocument },
+    }),
     async (request, reply) => {
       const { organization } = request.params;
       authorize(request, organization, "managePolicies");
@@ -157,9 +150,7 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
         policySetIds,
       });
       if (created === "name-taken") {
-        throw ApiError.single(422, "invalid attribute", "Name has already been taken", {
-          pointer: "/data/attributes/name",
-        });
+        throw alreadyTaken("name");
       }
       reply.code(201);
       return send(reply, { data: policyResource(created) });
@@ -168,25 +159,19 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
 
   app.get<OrganizationParams & { Querystring: Query }>(
     "/api/v2/organizations/:organization/policies",
-    {
-      config: {
-        doc: {
-          summary: "List policies (spec 4.9)",
-          query: {
-            "page[number]": "Page to return, from 1",
-            "page[size]": `Policies per page; default ${defaultPageSize}, at most ${maxPageSize}`,
-            "search[name]": "Only policies whose name contains this text",
-            "filter[kind]": "sentinel or opa",
-            sort: policySortOrders.join(", "),
-            include: "policy_sets",
-          },
-          responses: {
-            200: { description: "One page", mediaType: jsonApiMediaType, schema: policyListDocument },
-            ...jsonApiErrors(400, 401, 404, 429),
-          },
-        },
+    jsonApiEndpoint({
+      summary: "List policies (spec 4.9)",
+      query: {
+        "page[number]": "Page to return, from 1",
+        "page[size]": `Policies per page; default ${defaultPageSize}, at most ${maxPageSize}`,
+        "search[name]": "Only policies whose name contains this text",
+        "filter[kind]": "sentinel or opa",
+        sort: policySortOrders.join(", "),
+        include: "policy_sets",
       },
-    },
+      success: { status: 200, description: "One page", schema: policyListDocument },
+      moreErrors: [400],
+    }),
     async (request, reply) => {
       const { organization } = request.params;
       authorize(request, organization, "read");
@@ -242,18 +227,12 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
 
   app.get<PolicyParams & { Querystring: Query }>(
     "/api/v2/policies/:policyId",
-    {
-      config: {
-        doc: {
-          summary: "Show a policy (spec 4.2)",
-          query: { include: "policy_sets" },
-          responses: {
-            200: { description: "The policy", mediaType: jsonApiMediaType, schema: policyDocument },
-            ...jsonApiErrors(400, 401, 404, 429),
-          },
-        },
-      },
-    },
+    jsonApiEndpoint({
+      summary: "Show a policy (spec 4.2)",
+      query: { include: "policy_sets" },
+      success: { status: 200, description: "The policy", schema: policyDocument },
+      moreErrors: [400],
+    }),
     async (request, reply) => {
       const withPolicySets = includesPolicySets(request.query);
       const policy = loadPolicy(storage, request, "read");
@@ -266,18 +245,11 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
 
   app.patch<PolicyParams>(
     "/api/v2/policies/:policyId",
-    {
-      config: {
-        doc: {
-          summary: "Update a policy (spec 4.4)",
-          body: { mediaType: jsonApiMediaType, schema: updatePolicyRequest },
-          responses: {
-            200: { description: "The updated policy", mediaType: jsonApiMediaType, schema: policyDocument },
-            ...jsonApiErrors(400, 401, 404, 413, 415, 422, 429),
-          },
-        },
-      },
-    },
+    jsonApiEndpoint({
+      summary: "Update a policy (spec 4.4)",
+      request: updatePolicyRequest,
+      success: { status: 200, description: "The updated policy", schema: policyDocument },
+    }),
     async (request, reply) => {
       const policy = loadPolicy(storage, request, "managePolicies");
       const { attributes } = parseBody(updatePolicyRequest, request.body).data;
@@ -308,14 +280,10 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
 
   app.delete<PolicyParams>(
     "/api/v2/policies/:policyId",
-    {
-      config: {
-        doc: {
-          summary: "Delete a policy (spec 4.10)",
-          responses: { 204: { description: "Deleted" }, ...jsonApiErrors(401, 404, 429) },
-        },
-      },
-    },
+    jsonApiEndpoint({
+      summary: "Delete a policy (spec 4.10)",
+      success: { status: 204, description: "Deleted" },
+    }),
     async (request, reply) => {
       const policy = loadPolicy(storage, request, "managePolicies");
       if (!storage.deletePolicy(policy.id)) throw notFound();
@@ -325,14 +293,10 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
 
   app.get<PolicyParams>(
     "/api/v2/policies/:policyId/download",
-    {
-      config: {
-        doc: {
-          summary: "Download policy code: redirects to a short-lived signed URL on another origin (no token there)",
-          responses: { 302: { description: "Location: the signed URL" }, ...jsonApiErrors(401, 404, 429) },
-        },
-      },
-    },
+    jsonApiEndpoint({
+      summary: "Download policy code: redirects to a short-lived signed URL on another origin (no token there)",
+      success: { status: 302, description: "Location: the signed URL" },
+    }),
     async (request, reply) => {
       const policy = loadPolicy(storage, request, "read");
       if (!policy.hasCode) throw ApiError.single(404, "not found", "The policy has no code yet: upload it first.");

@@ -3,7 +3,7 @@ import { registryModuleVersion, registryModuleVersions } from "../../client/regi
 import type { AppContext } from "../app";
 import { authorize } from "../auth";
 import { notFound } from "../errors";
-import { registryErrors } from "../openapi";
+import { registryEndpoint } from "../openapi";
 import type { ModuleVersionRecord, Storage } from "../storage";
 
 type ModuleParams = { Params: { namespace: string; name: string; provider: string } };
@@ -27,17 +27,7 @@ const modulePath = "/api/registry/v1/modules/:namespace/:name/:provider";
 export function registerRegistryRoutes(app: FastifyInstance, { storage }: AppContext): void {
   app.get<ModuleParams>(
     `${modulePath}/versions`,
-    {
-      config: {
-        doc: {
-          summary: "All versions of a module with their deprecation (spec 4.8)",
-          responses: {
-            200: { description: "Versions", mediaType: "application/json", schema: registryModuleVersions },
-            ...registryErrors(401, 404, 429),
-          },
-        },
-      },
-    },
+    registryEndpoint("All versions of a module with their deprecation (spec 4.8)", registryModuleVersions),
     async (request, reply) => {
       const module = loadModule(storage, request);
       const versions = storage.moduleVersions(module.id).map((version) => ({
@@ -54,17 +44,7 @@ export function registerRegistryRoutes(app: FastifyInstance, { storage }: AppCon
 
   app.get<ModuleParams & { Params: { version: string } }>(
     `${modulePath}/:version`,
-    {
-      config: {
-        doc: {
-          summary: "One module version with its deprecation (spec 4.7)",
-          responses: {
-            200: { description: "The version", mediaType: "application/json", schema: registryModuleVersion },
-            ...registryErrors(401, 404, 429),
-          },
-        },
-      },
-    },
+    registryEndpoint("One module version with its deprecation (spec 4.7)", registryModuleVersion),
     async (request, reply) => {
       const module = loadModule(storage, request);
       const version = storage.moduleVersion(module.id, request.params.version);
