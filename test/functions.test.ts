@@ -11,7 +11,8 @@ import {
   listPolicies,
   listPoliciesOutput,
 } from "../src/index";
-import { type RunningServer, startServer } from "../src/server/index";
+import type { RunningServer } from "../src/server/index";
+import { startSeededServer } from "./seeded-server";
 
 const token = "functions-test-token.atlasv1.c2VjcmV0";
 const organization = "acme";
@@ -38,13 +39,11 @@ const listRequests = () =>
     .filter((entry) => entry.method === "GET" && entry.route === "/api/v2/organizations/:organization/policies");
 
 beforeAll(async () => {
-  server = await startServer({
-    seed: {
-      organizations: [{ name: organization, plus: true }],
-      tokens: [{ token, organizations: [organization], managePolicies: true, manageModules: true }],
-      policySets: [{ id: policySetId, organization, name: "baseline" }],
-      modules: [{ organization, name: moduleAddress.name, provider: moduleAddress.provider, versions }],
-    },
+  server = await startSeededServer({
+    organization,
+    token,
+    policySetId,
+    modules: [{ name: moduleAddress.name, provider: moduleAddress.provider, versions }],
   });
   client = new TfeClient({ address: server.url, token, rateLimit: false });
   for (let index = 0; index < sentinelCount + opaCount; index++) {

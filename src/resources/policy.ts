@@ -15,10 +15,11 @@ import {
 } from "../client/policies";
 import {
   type CheckFailure,
-  checkPathValue,
+  ContextProvider,
+  changedProperties,
+  checkOrganization,
   defaultOrganization,
   isUnknown,
-  ProviderContext,
   sameValue,
   unknownValue,
 } from "./provider-context";
@@ -85,7 +86,7 @@ const updatableProperties = [
   "codeFile",
   "code",
   "adoptExisting",
-];
+] as const;
 
 export function hashCode(code: Uint8Array): string {
   return createHash("sha256").update(code).digest("hex");
@@ -97,25 +98,14 @@ function loadCode(inputs: Pick<PolicyInputs, "code" | "codeFile">): Buffer {
 }
 
 /** Pulumi's provider for `Policy`, run in the engine's dynamic-provider process through the thin shim. */
-export class PolicyProvider implements pulumi.dynamic.ResourceProvider {
-  readonly context = new ProviderContext();
-
-  async configure(request: pulumi.dynamic.ConfigureRequest): Promise<void> {
-    this.context.configure(request);
-  }
-
+export class PolicyProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
   /** Every input rule, before any request; unknown values (preview) pass. */
   async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
     const failures: CheckFailure[] = [];
     const inputs: Record<string, unknown> = { ...news };
     delete inputs.enforce;
 
-    checkPathValue(
-      failures,
-      "organization",
-      news.organization,
-      'set it, or set "pulumi config set tfe:organization <name>"',
-    );
+    checkOrganization(failures, news.organization);
     const name = news.name;
     if (!isUnknown(name) && (typeof name !== "string" || !policyNamePattern.test(name))) {
       failures.push({
@@ -234,9 +224,8 @@ export class PolicyProvider implements pulumi.dynamic.ResourceProvider {
   }
 
   async diff(_id: string, olds: PolicyOutputs, news: PolicyInputs): Promise<pulumi.dynamic.DiffResult> {
-    const differs = (key: keyof PolicyInputs) => isUnknown(news[key]) || !sameValue(olds[key], news[key]);
-    const replaces = replacingProperties.filter(differs);
-    const updates = updatableProperties.filter((key) => differs(key as keyof PolicyInputs));
+    const replaces = changedProperties(olds, news, replacingProperties);
+    const updates = changedProperties(olds, news, updatableProperties);
     return {
       changes: replaces.length + updates.length > 0,
       replaces,

@@ -72,8 +72,8 @@ export function checkOrganization(failures: CheckFailure[], value: unknown): voi
 
 /** The `keys` whose new value is not known yet or differs from the old one. */
 export function changedProperties<K extends string>(
-  olds: Partial<Record<K, unknown>>,
-  news: Partial<Record<K, unknown>>,
+  olds: { [P in K]?: unknown },
+  news: { [P in K]?: unknown },
   keys: readonly K[],
 ): K[] {
   return keys.filter((key) => isUnknown(news[key]) || !sameValue(olds[key], news[key]));

@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
-import { type RunningServer, startServer } from "../../src/server";
+import type { RunningServer } from "../../src/server";
+import { startSeededServer } from "../seeded-server";
 import { changeSummary, PulumiProject } from "./pulumi-project";
 
 // One scenario, step after step, under the real Pulumi engine against the real local server: each step starts
@@ -56,13 +57,11 @@ describe("pulumi up, preview, refresh and destroy under the real engine", () => 
   const serverPolicy = async (name: string) => (await serverPolicies()).find((policy) => policy.name === name);
 
   beforeAll(async () => {
-    server = await startServer({
-      seed: {
-        organizations: [{ name: organization, plus: true }],
-        tokens: [{ token, organizations: [organization], managePolicies: true, manageModules: true }],
-        policySets: [{ id: policySetId, organization, name: "baseline" }],
-        modules: [{ organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0", "2.0.0"] }],
-      },
+    server = await startSeededServer({
+      organization,
+      token,
+      policySetId,
+      modules: [{ name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0", "2.0.0"] }],
     });
     client = new TfeClient({ address: server.url, token, rateLimit: false });
     project = await PulumiProject.create({

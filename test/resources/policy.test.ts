@@ -1,0 +1,322 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { TfeClient } from "../../src/client";
+import { hashCode, type PolicyInputs, type PolicyOutputs, PolicyProvider } from "../../src/resources/policy";
+import { unknownValue } from "../../src/resources/provider-context";
+import type { RunningServer } from "../../src/server";
+import { startSeededServer } from "../seeded-server";
+
+// The Policy provider's methods, called as the engine calls them, against the local server over HTTP.
+
+const organization = "acme";
+const token = "policy-provider-token";
+const policySetId = "polset-providerTest01";
+const files = mkdtempSync(join(tmpdir(), "policy-provider-"));
+const sentinelFile = join(files, "main.sentinel");
+const regoFile = join(files, "main.rego");
+writeFileSync(sentinelFile, "main = rule { true }\n");
+writeFileSync(regoFile, 'package terraform\n\ndeny[msg] { false; msg := "" }\n');
+
+let server: RunningServer;
+let client: TfeClient;
+let provider: PolicyProvider;
+
+beforeAll(async () => {
+  server = await startSeededServer({ organization, token, policySetId });
+  client = new TfeClient({ address: server.url, token, rateLimit: false, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+});
+
+afterAll(async () => {
+  await client.close();
+  await server.close();
+});
+
+beforeEach(() => {
+  provider = new PolicyProvider();
+  provider.context.useClient(client);
+});
+
+afterEach(async () => {
+  server.setFaults([]);
+  for await (const policy of client.policies.listAll(organization)) await client.policies.delete(policy.id);
+});
+
+/** What the program would pass, before check. */
+function args(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { organization, name: "require-tags", enforcementLevel: "advisory", codeFile: sentinelFile, ...overrides };
+}
+
+async function checked(overrides: Record<string, unknown> = {}): Promise<PolicyInputs> {
+  const result = await provider.check({}, args(overrides));
+  expect(result.failures).toEqual([]);
+  return result.inputs as PolicyInputs;
+}
+
+async function failuresOf(overrides: Record<string, unknown>): Promise<{ property: string; reason: string }[]> {
+  return (await provider.check({}, args(overrides))).failures ?? [];
+}
+
+async function created(overrides: Record<string, unknown> = {}): Promise<{ id: string; outs: PolicyOutputs }> {
+  const result = await provider.create(await checked(overrides));
+  return { id: result.id, outs: result.outs as PolicyOutputs };
+}
+
+describe("check", () => {
+  it("normalizes inputs: defaults, sorted policy sets, code hash and size instead of the text", async () => {
+    const inputs = await checked({ enforcementLevel: undefined, policySetIds: ["b", "a", "b"] });
+    expect(inputs).toMatchObject({
+      kind: "sentinel",
+      enforcementLevel: "soft-mandatory",
+      description: null,
+      query: null,
+      policySetIds: ["a", "b"],
+      codeHash: hashCode(Buffer.from("main = rule { true }\n")),
+      codeSize: 21,
+      adoptExisting: false,
+    });
+    const opa = await checked({
+      kind: "opa",
+      query: "data.terraform.deny",
+      enforcementLevel: undefined,
+      codeFile: regoFile,
+    });
+    expect(opa.enforcementLevel).toBe("advisory");
+  });
+
+  it.each([
+    [{ name: "has space" }, "name", /letters, digits/],
+    [{ name: "a/b" }, "name", /letters, digits/],
+    [{ kind: "python" }, "kind", /"sentinel" or "opa"/],
+    [{ kind: "opa", codeFile: regoFile, enforcementLevel: "advisory" }, "query", /required for opa/],
+    [{ query: "data.x" }, "query", /only valid for opa/],
+    [{ enforcementLevel: "mandatory" }, "enforcementLevel", /hard-mandatory/],
+    [
+      { kind: "opa", query: "data.x", enforcementLevel: "soft-mandatory" },
+      "enforcementLevel",
+      /"mandatory", "advisory"/,
+    ],
+    [{ enforce: [{ mode: "advisory" }, { mode: "advisory" }] }, "enforce", /exactly one/],
+    [{ enforce: [{ mode: "hard-mandatory" }], enforcementLevel: "advisory" }, "enforce", /contradicts/],
+    [{ codeFile: join(files, "missing.sentinel") }, "codeFile", /does not exist/],
+    [{ codeFile: undefined }, "codeFile", /exactly one of codeFile/],
+    [{ code: "main = rule { true }" }, "code", /exactly one of codeFile/],
+    [{ organization: "acme/other" }, "organization", /cannot contain/],
+    [{ organization: undefined }, "organization", /tfe:organization/],
+    [{ policySetIds: ["", "x"] }, "policySetIds", /list of policy set ids/],
+  ])("rejects %j naming %s and the fix", async (overrides, property, reason) => {
+    const failures = await failuresOf(overrides);
+    expect(failures).toContainEqual({ property, reason: expect.stringMatching(reason) });
+  });
+
+  it("refuses code files over 10 MB before any request", async () => {
+    const big = join(files, "big.sentinel");
+    writeFileSync(big, Buffer.alloc(10 * 1024 * 1024 + 1, 0x61));
+    server.requestLog.clear();
+    expect(await failuresOf({ codeFile: big })).toContainEqual({
+      property: "codeFile",
+      reason: expect.stringMatching(/10 MB/),
+    });
+    expect(server.requestLog.entries()).toEqual([]);
+  });
+
+  it("takes the deprecated enforce mode as the enforcement level", async () => {
+    const inputs = await checked({
+      enforcementLevel: undefined,
+      enforce: [{ path: "x.sentinel", mode: "hard-mandatory" }],
+    });
+    expect(inputs.enforcementLevel).toBe("hard-mandatory");
+    expect(inputs).not.toHaveProperty("enforce");
+  });
+
+  it("accepts values that are unknown during preview", async () => {
+    const result = await provider.check(
+      {},
+      args({ name: unknownValue, codeFile: unknownValue, policySetIds: unknownValue }),
+    );
+    expect(result.failures).toEqual([]);
+  });
+});
+
+describe("diff", () => {
+  const olds = async () => (await created({ description: "d", policySetIds: [policySetId] })).outs;
+
+  it("reports no change for the same inputs", async () => {
+    const old = await olds();
+    expect(
+      await provider.diff(old.policyId, old, await checked({ description: "d", policySetIds: [policySetId] })),
+    ).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  it.each([
+    ["description", { description: "other" }],
+    ["enforcementLevel", { enforcementLevel: "hard-mandatory" }],
+  ])("updates %s in place", async (_property, change) => {
+    const old = await olds();
+    const result = await provider.diff(
+      old.policyId,
+      old,
+      await checked({ description: "d", policySetIds: [policySetId], ...change }),
+    );
+    expect(result).toMatchObject({ changes: true, replaces: [] });
+  });
+
+  it("updates in place when the code changes", async () => {
+    const old = await olds();
+    const news = await checked({
+      description: "d",
+      policySetIds: [policySetId],
+      codeFile: undefined,
+      code: "main = rule { false }",
+    });
+    expect(await provider.diff(old.policyId, old, news)).toMatchObject({ changes: true, replaces: [] });
+  });
+
+  it("replaces on a new name, deleting first only when the name stays", async () => {
+    const old = await olds();
+    const renamed = await checked({ name: "renamed", description: "d", policySetIds: [policySetId] });
+    expect(await provider.diff(old.policyId, old, renamed)).toEqual({
+      changes: true,
+      replaces: ["name"],
+      deleteBeforeReplace: false,
+    });
+    const newKind = await checked({
+      kind: "opa",
+      query: "data.x",
+      codeFile: regoFile,
+      description: "d",
+      policySetIds: [policySetId],
+    });
+    expect(await provider.diff(old.policyId, old, newKind)).toEqual({
+      changes: true,
+      replaces: ["kind"],
+      deleteBeforeReplace: true,
+    });
+    const otherSets = await checked({ description: "d", policySetIds: [] });
+    expect(await provider.diff(old.policyId, old, otherSets)).toMatchObject({
+      replaces: ["policySetIds"],
+      deleteBeforeReplace: true,
+    });
+  });
+});
+
+describe("create", () => {
+  it("creates the policy with its code and reports what the service holds", async () => {
+    const { id, outs } = await created({ description: "Owner tags", policySetIds: [policySetId] });
+    expect(outs).toMatchObject({ policyId: id, policySetIds: [policySetId], policySetCount: 1, codeSize: 21 });
+    expect(outs.updatedAt).not.toBeNull();
+    expect((await client.policies.download(id)).toString()).toBe("main = rule { true }\n");
+  });
+
+  it("deletes the policy it just created when the upload fails, leaving nothing behind", async () => {
+    server.setFaults([{ route: "PUT /api/v2/policies/:policyId/upload", status: 500 }]);
+    await expect(created()).rejects.toThrow(/deleted again/);
+    server.setFaults([]);
+    const left = [];
+    for await (const policy of client.policies.listAll(organization)) left.push(policy);
+    expect(left).toEqual([]);
+  });
+
+  it("does not make a duplicate when the create's answer is lost to a 5xx", async () => {
+    server.setFaults([
+      { route: "POST /api/v2/organizations/:organization/policies", status: 503, afterHandler: true, times: 1 },
+    ]);
+    server.requestLog.clear();
+    const { id } = await created();
+    const all = [];
+    for await (const policy of client.policies.listAll(organization)) all.push(policy);
+    expect(all.map((policy) => policy.id)).toEqual([id]);
+    const posts = server.requestLog.entries().filter((entry) => entry.method === "POST");
+    expect(posts.map((entry) => entry.status)).toEqual([503]);
+  });
+
+  it("refuses a taken name with the way to adopt it, and adopts it when asked", async () => {
+    const existing = await client.policies.create(organization, {
+      name: "require-tags",
+      enforcementLevel: "hard-mandatory",
+    });
+    await expect(created()).rejects.toThrow(/already exists.*adoptExisting: true/);
+    const { id, outs } = await created({ adoptExisting: true, description: "adopted" });
+    expect(id).toBe(existing.id);
+    expect(outs).toMatchObject({ enforcementLevel: "advisory", description: "adopted" });
+    expect((await client.policies.download(id)).toString()).toBe("main = rule { true }\n");
+  });
+});
+
+describe("read", () => {
+  it("reports every outside change so that it shows as drift", async () => {
+    const { id, outs } = await created({ kind: "opa", query: "data.a", codeFile: regoFile, description: "d" });
+    await client.policies.update(id, { description: "outside", query: "data.b", enforcementLevel: "mandatory" });
+    await client.policies.upload(id, "package terraform\n");
+    const result = await provider.read(id, outs);
+    expect(result.props).toMatchObject({
+      description: "outside",
+      query: "data.b",
+      enforcementLevel: "mandatory",
+      codeHash: hashCode(Buffer.from("package terraform\n")),
+      codeFile: regoFile,
+    });
+    expect(result.inputs).toMatchObject({ description: "outside", enforcementLevel: "mandatory" });
+    expect(result.inputs).not.toHaveProperty("policyId");
+    const news = await checked({ kind: "opa", query: "data.a", codeFile: regoFile, description: "d" });
+    const diff = await provider.diff(id, result.props as PolicyOutputs, news);
+    expect(diff).toMatchObject({ changes: true, replaces: [] });
+  });
+
+  it("drops a policy deleted outside Pulumi without an error", async () => {
+    const { id, outs } = await created();
+    await client.policies.delete(id);
+    expect(await provider.read(id, outs)).toEqual({});
+  });
+
+  it("reads an existing policy by id alone, as Policy.get does", async () => {
+    const { id } = await created({ description: "by id" });
+    const result = await provider.read(id, {});
+    expect(result.props).toMatchObject({ organization, name: "require-tags", description: "by id", policyId: id });
+  });
+});
+
+describe("update", () => {
+  it.each([
+    ["a new description", { description: "new" }, { description: "new" }],
+    ["a cleared description", { description: undefined }, { description: null }],
+    ["a new enforcement level", { enforcementLevel: "hard-mandatory" }, { enforcementLevel: "hard-mandatory" }],
+  ])("sends only %s", async (_case, change, expected) => {
+    const { id, outs } = await created({ description: "old" });
+    server.requestLog.clear();
+    const result = await provider.update(id, outs, await checked({ description: "old", ...change }));
+    expect(result.outs).toMatchObject(expected);
+    expect(server.requestLog.entries().map((entry) => entry.method)).toEqual(["PATCH", "GET"]);
+    expect(await client.policies.read(id)).toMatchObject(expected);
+  });
+
+  it("changes an OPA query", async () => {
+    const { id, outs } = await created({ kind: "opa", query: "data.a", codeFile: regoFile });
+    await provider.update(id, outs, await checked({ kind: "opa", query: "data.b", codeFile: regoFile }));
+    expect((await client.policies.read(id)).query).toBe("data.b");
+  });
+
+  it("uploads only when the code changed", async () => {
+    const { id, outs } = await created();
+    server.requestLog.clear();
+    const news = await checked({ codeFile: undefined, code: "main = rule { false }\n" });
+    const result = await provider.update(id, outs, news);
+    expect(server.requestLog.entries().map((entry) => entry.method)).toEqual(["PUT", "GET"]);
+    expect((await client.policies.download(id)).toString()).toBe("main = rule { false }\n");
+    expect(result.outs).toMatchObject({ codeHash: news.codeHash });
+  });
+});
+
+describe("delete", () => {
+  it("succeeds twice: a policy already gone is success", async () => {
+    const { id } = await created();
+    await provider.delete(id);
+    await provider.delete(id);
+    await expect(client.policies.read(id)).rejects.toMatchObject({ status: 404 });
+  });
+});
