@@ -17,7 +17,10 @@ export interface TfeClientOptions {
   address?: string;
   token: string;
   userAgent?: string;
-  /** Time allowed for one attempt of one request; default 30 s. */
+  /**
+   * Time one attempt may wait to connect, for the answer, and for each stall of its body; default 30 s. undici's
+   * timers behind it fire up to about a second late, a slack that does not matter at this scale.
+   */
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   /** Client-side limit shared by every client of this address and token; default 30 requests per second. */
