@@ -6,7 +6,8 @@ import { TfeClient } from "pulumi-tfe-governance/client";
 import { startServer } from "pulumi-tfe-governance/server";
 
 const root = resolve(import.meta.dirname, "..");
-const dataDir = join(root, ".tfe");
+// The server's data and the stack's state; CI points this elsewhere to run the quickstart from scratch.
+const dataDir = resolve(process.env.QUICKSTART_DATA_DIR ?? join(root, ".tfe"));
 mkdirSync(join(dataDir, "pulumi-state"), { recursive: true });
 const seed = JSON.parse(readFileSync(join(root, "examples", "quickstart", "seed.json"), "utf8"));
 const token = seed.tokens[0].token;
@@ -21,6 +22,9 @@ const env = {
   PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? "quickstart",
   PULUMI_SKIP_UPDATE_CHECK: "true",
   PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+  // `npm test` type-checks the program; inside this repository ts-node would resolve the package to its own
+  // sources (an ambiguous project root), so the run only transpiles, as with "noCheck" in a user's tsconfig.
+  PULUMI_NODEJS_TRANSPILE_ONLY: "true",
   TFE_ADDRESS: server.url,
   TFE_TOKEN: token,
 };

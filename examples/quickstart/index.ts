@@ -8,14 +8,14 @@ const baselinePolicySet = config.get("baselinePolicySetId");
 
 const requireTags = new Policy("require-tags", {
   description: "Every resource carries an `owner` and a `cost-center` tag.",
-  codeFile: "examples/quickstart/policies/require-tags.sentinel",
+  codeFile: "policies/require-tags.sentinel",
   enforcementLevel: "soft-mandatory",
   policySetIds: baselinePolicySet ? [baselinePolicySet] : [],
 });
 
 const restrictInstanceTypes = new Policy("restrict-instance-types", {
   description: "Only the instance types the platform team supports.",
-  codeFile: "examples/quickstart/policies/restrict-instance-types.sentinel",
+  codeFile: "policies/restrict-instance-types.sentinel",
   enforcementLevel: "hard-mandatory",
 });
 
@@ -23,7 +23,7 @@ const denyPublicBuckets = new Policy("deny-public-buckets", {
   kind: "opa",
   query: "data.terraform.deny",
   description: "No S3 bucket may be readable by everyone.",
-  codeFile: "examples/quickstart/policies/deny-public-buckets.rego",
+  codeFile: "policies/deny-public-buckets.rego",
   enforcementLevel: "mandatory",
 });
 

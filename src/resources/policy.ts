@@ -44,8 +44,8 @@ export interface PolicyArgs {
   /** Policy sets that hold the policy. Changing them replaces the policy (the API sets them only at creation). */
   policySetIds?: pulumi.Input<pulumi.Input<string>[]>;
   /**
-   * The policy's code from a file, relative to the project directory (where Pulumi.yaml is). Only the path, the
-   * SHA-256 and the size go into state. Exactly one of `codeFile` and `code`.
+   * The policy's code from a file, relative to the program's directory (Pulumi.yaml's `main`, else the project
+   * directory). Only the path, the SHA-256 and the size go into state. Exactly one of `codeFile` and `code`.
    */
   codeFile?: pulumi.Input<string> | pulumi.asset.FileAsset;
   /** The policy's code, inline. Exactly one of `codeFile` and `code`. */
@@ -217,7 +217,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : "cannot be read";
       failures.push({
         property: "codeFile",
-        reason: `codeFile ${codeFile} ${reason} (resolved to ${path}, relative to the project directory where Pulumi.yaml is)`,
+        reason: `codeFile ${codeFile} ${reason} (resolved to ${path}, relative to the program's directory)`,
       });
       return { codeHash: null, codeSize: 0 };
     }
