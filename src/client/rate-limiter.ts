@@ -2,23 +2,32 @@ import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 
 /**
- * A token bucket: up to `requestsPerSecond` requests in any second, with a burst of the same size. A 429 from
- * the service pauses every caller sharing the bucket until the service's reset time.
+ * At most `requestsPerSecond` requests in any one-second window (a sliding window over the latest send times).
+ * A token bucket of the same rate would let twice that through in the first second (a full burst plus the
+ * refill), which a service counting per second answers with 429s. A 429 from the service pauses every caller
+ * sharing the limiter until the service's reset time.
  */
 export class RateLimiter {
-  private tokens: number;
-  private refilledAt = performance.now();
+  /** Send times of the latest `capacity` requests; `next` indexes the oldest. */
+  private readonly sent: number[];
+  private next = 0;
+  private readonly windowMs: number;
   private pausedUntil = 0;
   private queue: Promise<void> = Promise.resolve();
 
   constructor(readonly requestsPerSecond: number) {
-    if (!(requestsPerSecond > 0)) throw new RangeError("requestsPerSecond must be greater than 0");
-    this.tokens = requestsPerSecond;
+    if (!(requestsPerSecond > 0 && Number.isFinite(requestsPerSecond))) {
+      throw new RangeError(`requestsPerSecond must be a number above 0, not ${requestsPerSecond}`);
+    }
+    // A fractional rate such as 0.5 becomes one request per two-second window.
+    const capacity = Math.max(1, Math.floor(requestsPerSecond));
+    this.windowMs = (capacity / requestsPerSecond) * 1000;
+    this.sent = new Array<number>(capacity).fill(Number.NEGATIVE_INFINITY);
   }
 
   /** Resolves when the caller may send one request. Callers are served in order. */
   acquire(): Promise<void> {
-    const turn = this.queue.then(() => this.takeToken());
+    const turn = this.queue.then(() => this.takeTurn());
     this.queue = turn;
     return turn;
   }
@@ -28,23 +37,16 @@ export class RateLimiter {
     this.pausedUntil = Math.max(this.pausedUntil, performance.now() + milliseconds);
   }
 
-  private async takeToken(): Promise<void> {
+  private async takeTurn(): Promise<void> {
     for (;;) {
       const now = performance.now();
-      if (now < this.pausedUntil) {
-        await sleep(this.pausedUntil - now);
-        continue;
-      }
-      this.tokens = Math.min(
-        this.requestsPerSecond,
-        this.tokens + ((now - this.refilledAt) / 1000) * this.requestsPerSecond,
-      );
-      this.refilledAt = now;
-      if (this.tokens >= 1) {
-        this.tokens -= 1;
+      const wait = Math.max(this.pausedUntil - now, this.sent[this.next]! + this.windowMs - now);
+      if (wait <= 0) {
+        this.sent[this.next] = now;
+        this.next = (this.next + 1) % this.sent.length;
         return;
       }
-      await sleep(((1 - this.tokens) / this.requestsPerSecond) * 1000);
+      await sleep(wait);
     }
   }
 }

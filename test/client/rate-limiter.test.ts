@@ -7,18 +7,25 @@ const readMany = (client: TfeClient, count: number) =>
   Promise.all(Array.from({ length: count }, () => client.policies.read("pol-1")));
 
 describe("client-side rate limiter", () => {
-  it("spreads 40 requests at 20 per second over about a second, where unlimited ones arrive together", async () => {
+  it("lets at most 20 of 40 requests at 20 per second through in any second, where unlimited ones arrive together", async () => {
     const limitedServer = await startFaultServer(showPolicy());
     await readMany(testClient(limitedServer.url, { rateLimit: { requestsPerSecond: 20 } }), 40);
     const unlimitedServer = await startFaultServer(showPolicy());
     await readMany(testClient(unlimitedServer.url), 40);
 
-    // A burst of 20, then one request every 50 ms: the 40th leaves about 1 s after the first.
+    // 20 at once, then the next 20 once the first have left the one-second window.
     expect(spread(limitedServer.requests)).toBeGreaterThanOrEqual(900);
     expect(spread(unlimitedServer.requests)).toBeLessThan(spread(limitedServer.requests) / 2);
+    // Counted from the first arrival, as the second 20 cannot leave before 1 s after the first 20 did; a token
+    // bucket would have let 10 more through by half a second.
     const first = limitedServer.requests[0]!.at;
-    const inFirstHalfSecond = limitedServer.requests.filter((request) => request.at - first < 500).length;
-    expect(inFirstHalfSecond).toBeLessThanOrEqual(20 + 10 + 1);
+    expect(limitedServer.requests.filter((request) => request.at - first < 500).length).toBeLessThanOrEqual(20);
+  });
+
+  it("keeps a fractional rate: 1.5 per second sends one request per 667 ms", async () => {
+    const server = await startFaultServer(showPolicy());
+    await readMany(testClient(server.url, { rateLimit: { requestsPerSecond: 1.5 } }), 2);
+    expect(spread(server.requests)).toBeGreaterThanOrEqual(620);
   });
 
   it("is shared by every client of the same address and token", async () => {
@@ -57,10 +64,10 @@ describe("client-side rate limiter", () => {
   });
 
   it("serves callers in the order they asked", async () => {
-    const limiter = new RateLimiter(50);
+    const limiter = new RateLimiter(10);
     const order: number[] = [];
-    await Promise.all(Array.from({ length: 60 }, (_, index) => limiter.acquire().then(() => order.push(index))));
-    expect(order).toEqual(Array.from({ length: 60 }, (_, index) => index));
+    await Promise.all(Array.from({ length: 15 }, (_, index) => limiter.acquire().then(() => order.push(index))));
+    expect(order).toEqual(Array.from({ length: 15 }, (_, index) => index));
   });
 
   it("rejects a rate that is not positive with an error naming the option", () => {
