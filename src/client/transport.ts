@@ -78,6 +78,8 @@ interface Response {
 }
 
 interface ExecuteSpec extends RequestSpec {
+  /** What errors call the request, where `path` would say more than they should (a signed URL's query). */
+  reportedPath?: string;
   /** Another origin to send `path` to (a redirect target); it never gets the token. */
   origin?: string;
   /** Whether a 3xx answer is returned to the caller rather than thrown. */
@@ -161,9 +163,12 @@ export class Transport {
   async download(path: string): Promise<Buffer> {
     let target = new URL(this.#basePath + path, this.#origin);
     for (let hop = 0; hop <= maxRedirects; hop++) {
+      const sameOrigin = target.origin === this.#origin;
       const { statusCode, headers, body } = await this.execute({
         method: "GET",
         path: target.pathname + target.search,
+        // The query of a temporary URL is its signature: a credential while it lasts, so errors leave it out.
+        reportedPath: hop === 0 ? path : sameOrigin ? target.pathname : target.origin + target.pathname,
         origin: target.origin,
         accept: "*/*",
         acceptRedirects: true,
@@ -244,7 +249,7 @@ export class Transport {
         }
         throw new TfeConnectionError(
           spec.method,
-          spec.path,
+          spec.reportedPath ?? spec.path,
           code,
           !notSent,
           attempt,
@@ -269,7 +274,7 @@ export class Transport {
   }
 
   private apiError(
-    spec: RequestSpec,
+    spec: ExecuteSpec,
     response: Omit<Response, "attempts">,
     attempts: number,
     payload: Uint8Array | undefined,
@@ -294,7 +299,7 @@ export class Transport {
     return new TfeApiError({
       status: response.statusCode,
       method: spec.method,
-      path: spec.path,
+      path: spec.reportedPath ?? spec.path,
       errors,
       rawBody: unparsed,
       uploadBytes: spec.rawBody ? payload?.byteLength : undefined,

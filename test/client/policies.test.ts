@@ -10,6 +10,7 @@ import {
   showPolicy,
   startFaultServer,
   testClient,
+  text,
   token,
 } from "./helpers";
 
@@ -298,6 +299,17 @@ describe("download", () => {
     expect(error).toBeInstanceOf(TfeApiError);
     expect(error).toMatchObject({ status: 404, method: "GET", path: "/api/v2/policies/pol-1/download" });
     expect((error as Error).message).toContain("not found, or the token lacks permission");
+  });
+
+  it("names a failing temporary URL by origin and path, without its signature", async () => {
+    const storage = await startFaultServer(text(403, "<Error><Code>SignatureExpired</Code></Error>"));
+    const service = await startFaultServer((_request, response) => {
+      response.writeHead(307, { location: `${storage.url}/objects/abc?signature=s3cr3t` });
+      response.end();
+    });
+    const error = await rejection(() => testClient(service.url).policies.download("pol-1"));
+    expect(error).toMatchObject({ status: 403, path: `${storage.url}/objects/abc` });
+    expect((error as Error).message).toBe(`GET ${storage.url}/objects/abc: the service answered 403: SignatureExpired`);
   });
 
   it("gives up on a redirect loop with a message saying so", async () => {
