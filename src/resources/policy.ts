@@ -150,7 +150,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
   }
 
   private checkEnforce(failures: CheckFailure[], enforce: unknown): unknown {
-    if (enforce === undefined || isUnknown(enforce)) return enforce === undefined ? undefined : enforce;
+    if (enforce === undefined || isUnknown(enforce)) return enforce;
     const entries = Array.isArray(enforce) ? enforce : [];
     const mode = (entries[0] as { mode?: unknown } | undefined)?.mode;
     if (entries.length !== 1 || (typeof mode !== "string" && !isUnknown(mode))) {
