@@ -132,6 +132,18 @@ describe("create (spec 4.1)", () => {
     expect(error.detail.length).toBeGreaterThan(5);
   });
 
+  it("counts a policy set named twice in the relationship once, instead of failing with a 500", async () => {
+    const set = { id: policySetId, type: "policy-sets" };
+    const answer = await call(server, "POST", policiesPath, {
+      body: {
+        data: { ...policyBody(uniqueName("twice")).data, relationships: { "policy-sets": { data: [set, set] } } },
+      },
+    });
+    expect(answer.status).toBe(201);
+    expect(answer.body.data.attributes["policy-set-count"]).toBe(1);
+    expect(answer.body.data.relationships["policy-sets"]).toEqual({ data: [set] });
+  });
+
   it("answers 422 'has already been taken' for a second policy of the same name", async () => {
     const name = uniqueName("twice");
     await createPolicy(server, name);

@@ -147,7 +147,8 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
         query: attributes.query ?? null,
         // The schema has checked that one of enforcement-level and enforce is present.
         enforcementLevel: requestedLevel(attributes["enforcement-level"], attributes.enforce, attributes.name, kind)!,
-        policySetIds,
+        // A set named twice holds the policy once: membership is a set, and stored as one row per pair.
+        policySetIds: [...new Set(policySetIds)],
       });
       if (created === "name-taken") {
         throw alreadyTaken("name");
