@@ -33,6 +33,16 @@ export interface AppContext {
   version: string;
 }
 
+/**
+ * Query strings as the service (a Rails application) reads them: a parameter given twice counts with its last
+ * value. Every value is then a string, so a repeated `search[name]` cannot reach a handler as an array.
+ */
+function lastValueQuery(query: string): Record<string, string> {
+  const parameters: Record<string, string> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(query)) parameters[name] = value;
+  return parameters;
+}
+
 function needsToken(url: string): boolean {
   return url.startsWith("/api/") && !url.startsWith("/api/openapi.json");
 }
@@ -51,7 +61,12 @@ async function applyFault(fault: Fault, request: FastifyRequest, reply: FastifyR
 }
 
 export function buildApp(context: AppContext): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: maxJsonBodyBytes, forceCloseConnections: true });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: maxJsonBodyBytes,
+    forceCloseConnections: true,
+    routerOptions: { querystringParser: lastValueQuery },
+  });
   const documented: DocumentedRoute[] = [];
   app.decorateRequest("principal", null);
   app.addHook("onRoute", (route) => {

@@ -65,6 +65,15 @@ describe("bad input never reaches a 500", () => {
     expect((await call(server, "DELETE", policiesPath)).status).toBe(404);
   });
 
+  it("answers a repeated query parameter with its last value, as the service does, not with a 500", async () => {
+    const name = "repeated-search";
+    await createPolicy(server, name);
+    const answer = await call(server, "GET", `${policiesPath}?search%5Bname%5D=nothing&search%5Bname%5D=${name}`);
+    expect(answer.status).toBe(200);
+    expect(answer.body.data.map((policy: { attributes: { name: string } }) => policy.attributes.name)).toEqual([name]);
+    expect(new URL(answer.body.links.self).searchParams.getAll("search[name]")).toEqual([name]);
+  });
+
   it("answers a JSON array, a string and null bodies with 422", async () => {
     for (const raw of ["[]", '"policies"', "null"]) {
       const answer = await call(server, "POST", policiesPath, { raw, contentType: "application/vnd.api+json" });
