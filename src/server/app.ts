@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { jsonApiMediaType } from "../client/jsonapi";
 import { authenticate } from "./auth";
 import type { UrlSigner } from "./download-origin";
-import { ApiError, installErrorHandling, sendError } from "./errors";
+import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
 import type { Fault, FaultInjector } from "./faults";
 import { buildOpenApiDocument, type DocumentedRoute } from "./openapi";
 import type { RateLimit } from "./rate-limit";
@@ -66,6 +66,7 @@ export function buildApp(context: AppContext): FastifyInstance {
     bodyLimit: maxJsonBodyBytes,
     forceCloseConnections: true,
     routerOptions: { querystringParser: lastValueQuery },
+    frameworkErrors: frameworkErrors(jsonApiMediaType),
   });
   const documented: DocumentedRoute[] = [];
   app.decorateRequest("principal", null);

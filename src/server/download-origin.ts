@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
-import { ApiError, installErrorHandling } from "./errors";
+import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
 import type { RequestLog } from "./request-log";
 import type { Storage } from "./storage";
 
@@ -42,8 +42,11 @@ export class UrlSigner {
  * and takes no Authorization header, so a client must not need to send one there.
  */
 export function buildDownloadOrigin(storage: Storage, signer: UrlSigner, log: RequestLog): FastifyInstance {
-  const app = Fastify({ logger: false, forceCloseConnections: true });
+  const app = Fastify({ logger: false, forceCloseConnections: true, frameworkErrors: frameworkErrors("no body") });
   installErrorHandling(app, "no body");
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, ApiError.single(404, "not found", "Only signed /policy-code/ URLs are served here.")),
+  );
   app.addHook("onRequest", async (request, reply) => {
     const started = performance.now();
     reply.raw.on("close", () =>

@@ -105,6 +105,15 @@ export function toApiError(error: FastifyError | ApiError, mediaTypeHint: string
   return ApiError.single(500, "internal server error", "The server failed to handle the request.");
 }
 
+/**
+ * Fastify's `frameworkErrors` option: the errors it meets before routing (a path with a malformed percent-encoding
+ * such as `%ZZ`) would otherwise bypass the error handler and answer in Fastify's own shape.
+ */
+export function frameworkErrors(mediaTypeHint: string) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+    sendError(request, reply, toApiError(error, mediaTypeHint));
+}
+
 export function installErrorHandling(app: FastifyInstance, mediaTypeHint: string): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const apiError = toApiError(error, mediaTypeHint);

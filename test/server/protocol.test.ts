@@ -74,6 +74,18 @@ describe("bad input never reaches a 500", () => {
     expect(new URL(answer.body.links.self).searchParams.getAll("search[name]")).toEqual([name]);
   });
 
+  it("answers a malformed percent-encoding in the path with a 400 error document on both origins", async () => {
+    const api = await call(server, "GET", "/api/v2/policies/%ZZ");
+    expect(api.status).toBe(400);
+    expect(api.body.errors[0]).toMatchObject({ status: "400", title: "bad request" });
+    const registry = await call(server, "GET", "/api/registry/v1/modules/acme/vpc/aws/%ZZ");
+    expect(registry.status).toBe(400);
+    expect(registry.body).toEqual({ errors: ["Bad Request"] });
+    const download = await fetch(`${server.downloadOrigin}/policy-code/%ZZ`);
+    expect(download.status).toBe(400);
+    expect(((await download.json()) as { errors: { status: string }[] }).errors[0]!.status).toBe("400");
+  });
+
   it("answers a JSON array, a string and null bodies with 422", async () => {
     for (const raw of ["[]", '"policies"', "null"]) {
       const answer = await call(server, "POST", policiesPath, { raw, contentType: "application/vnd.api+json" });

@@ -132,6 +132,12 @@ describe("download origin", () => {
     expect(await (await fetch(url)).text()).toBe("code");
   });
 
+  it("answers an unknown path with a JSON:API 404", async () => {
+    const answer = await fetch(`${server.downloadOrigin}/elsewhere`);
+    expect(answer.status).toBe(404);
+    expect(((await answer.json()) as { errors: { status: string }[] }).errors[0]!.status).toBe("404");
+  });
+
   it("refuses a URL once it has expired", async () => {
     const shortLived = await start({ downloadUrlTtlMs: 50 });
     try {
