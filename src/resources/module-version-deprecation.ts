@@ -135,10 +135,11 @@ async function isProvablyGone(client: TfeClient, address: ModuleVersionAddress):
 /**
  * The reason to keep in outputs. The service appends its own text (e.g. " Applies will be blocked in 15 days."),
  * so a held reason that starts with the one sent is what we sent, not drift. The price: an outside edit that only
- * appends words is not seen either.
+ * appends words is not seen either. The comparison is with the sent reason trimmed, as the client sends it: a
+ * reason ending in a newline (a YAML block, a template literal) would otherwise show as drift on every refresh.
  */
 function reasonAsSent(sent: string | undefined, held: string): string {
-  return sent !== undefined && held.startsWith(sent) ? sent : held;
+  return sent !== undefined && held.startsWith(sent.trim()) ? sent : held;
 }
 
 /** Pulumi's provider for `ModuleVersionDeprecation`, run in the engine's dynamic-provider process through the shim. */

@@ -279,6 +279,18 @@ describe("ModuleVersionDeprecationProvider against the local server", () => {
     });
   });
 
+  it("reads a reason with surrounding whitespace (a YAML block, a template literal) back as no drift", async () => {
+    const { provider } = await setup();
+    const reason = `\n  ${inputs().reason}\n`;
+    const checked = (await provider.check({}, inputs({ reason }))).inputs as ModuleVersionDeprecationInputs;
+    const created = await provider.create(checked);
+    const read = await provider.read(created.id, created.outs);
+    expect(read).toEqual({ id: created.id, props: created.outs, inputs: checked });
+    expect(await provider.diff(created.id, read.props as ModuleVersionDeprecationOutputs, checked)).toMatchObject({
+      changes: false,
+    });
+  });
+
   it("shows a reason and link changed outside Pulumi as drift", async () => {
     const { provider, outside } = await setup();
     const created = await provider.create(inputs());
