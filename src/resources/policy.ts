@@ -409,6 +409,16 @@ function toOutputs(
 }
 
 /**
+ * `codeFile` as a path: a FileAsset gives its own. `Asset.isInstance` rather than `instanceof`, because the program's
+ * FileAsset may come from another copy of @pulumi/pulumi (its own version, where it differs from the one this library
+ * pins), and would otherwise reach the provider as an asset object instead of a path.
+ */
+function codeFilePath(codeFile: PolicyArgs["codeFile"]): pulumi.Input<string> | undefined {
+  if (pulumi.asset.Asset.isInstance(codeFile)) return (codeFile as pulumi.asset.FileAsset).path;
+  return codeFile as pulumi.Input<string> | undefined;
+}
+
+/**
  * A policy of HCP Terraform / Terraform Enterprise, with its code, managed by Pulumi. Type token
  * `pulumi-nodejs:dynamic/tfe:Policy`.
  */
@@ -443,7 +453,7 @@ export class Policy extends pulumi.dynamic.Resource {
           ...args,
           organization: args.organization ?? defaultOrganization(),
           name: args.name ?? name,
-          codeFile: args.codeFile instanceof pulumi.asset.FileAsset ? args.codeFile.path : args.codeFile,
+          codeFile: codeFilePath(args.codeFile),
         };
     super(thinProvider("Policy"), name, props, opts, "tfe", "Policy");
     if (!opts?.id && args.enforce !== undefined) {
