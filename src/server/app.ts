@@ -77,8 +77,15 @@ export function buildApp(context: AppContext): FastifyInstance {
     if (doc) for (const method of methods) if (method !== "HEAD") documented.push({ method, url: route.url, doc });
   });
 
-  app.removeContentTypeParser("text/plain");
-  app.addContentTypeParser(jsonApiMediaType, { parseAs: "string" }, app.getDefaultJsonParser("error", "error"));
+  app.removeContentTypeParser(["text/plain", "application/json"]);
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  // go-tfe (and so the Terraform provider) sends the JSON:API Content-Type on every DELETE, with no body, and the
+  // service accepts it: an empty body is no body, and a route that needs one answers 422 for its absence.
+  app.addContentTypeParser(
+    ["application/json", jsonApiMediaType],
+    { parseAs: "string" },
+    (request, body: string, done) => (body === "" ? done(null, undefined) : parseJson(request, body, done)),
+  );
   installErrorHandling(app, jsonApiMediaType);
 
   app.addHook("onRequest", async (request, reply) => {

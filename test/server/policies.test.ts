@@ -267,6 +267,17 @@ describe("show, update, delete (spec 4.2, 4.4, 4.10)", () => {
     expect((await call(server, "PATCH", `/api/v2/policies/${policy.id}`, { body, auth: otherToken })).status).toBe(404);
   });
 
+  it("deletes with the JSON:API Content-Type and no body, as go-tfe and the Terraform provider send it", async () => {
+    const policy = await createPolicy(server, uniqueName("go-tfe-delete"));
+    for (const contentType of ["application/vnd.api+json", "application/json"]) {
+      const answer = await call(server, "DELETE", `/api/v2/policies/${policy.id}`, { raw: "", contentType });
+      expect(answer.status, contentType).toBe(contentType === "application/vnd.api+json" ? 204 : 404);
+    }
+    const empty = await call(server, "POST", policiesPath, { raw: "", contentType: "application/vnd.api+json" });
+    expect(empty.status).toBe(422);
+    expect(empty.body.errors[0]).toMatchObject({ status: "422", source: { pointer: "" } });
+  });
+
   it("deletes with 204, then answers 404 to show and to a second delete", async () => {
     const policy = await createPolicy(server, uniqueName("deleted"));
     expect((await call(server, "DELETE", `/api/v2/policies/${policy.id}`, { auth: otherToken })).status).toBe(404);
