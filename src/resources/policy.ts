@@ -284,9 +284,14 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     try {
       policy = await client.policies.read(id);
     } catch (error) {
+      if (!(error instanceof TfeApiError && error.status === 404)) throw error;
       // Deleted outside Pulumi: an empty result drops the resource from state.
-      if (error instanceof TfeApiError && error.status === 404) return {};
-      throw error;
+      if (await canListPolicies(client, props.organization)) return {};
+      throw new Error(
+        `reading policy ${id} failed: the service answered 404, and this token cannot list the policies of ` +
+          `organization "${props.organization}" either, so the token may lack access rather than the policy be ` +
+          "gone; it stays in state. Check tfe:token, TFE_TOKEN or the credentials file",
+      );
     }
     const code = policy.hasCode ? await downloadCode(client, id) : undefined;
     const outs = toOutputs(props as PolicyInputs, policy, code ? hashCode(code) : null, code?.byteLength ?? 0);
@@ -311,11 +316,29 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     return { outs: toOutputs(news, stored, codeHash, codeSize) };
   }
 
-  async delete(id: string): Promise<void> {
+  async delete(id: string, props: Partial<PolicyOutputs> = {}): Promise<void> {
+    const client = this.context.client;
     try {
-      await this.context.client.policies.delete(id);
+      await client.policies.delete(id);
     } catch (error) {
       if (!(error instanceof TfeApiError && error.status === 404)) throw error;
+      // A policy already gone is success; but 404 also answers a token that may not delete it, or not see it.
+      const stillThere = await client.policies.read(id).then(
+        () => true,
+        (readError: unknown) => {
+          if (readError instanceof TfeApiError && readError.status === 404) return false;
+          throw readError;
+        },
+      );
+      if (!stillThere && (await canListPolicies(client, props.organization))) return;
+      throw new Error(
+        `deleting policy ${id} failed: the service answered 404, but ` +
+          (stillThere
+            ? 'the policy is still there: the token lacks the team permission "Manage policies"'
+            : `this token cannot list the policies of organization "${props.organization}" either`) +
+          `; it stays in state. Use a token that may manage policies in "${props.organization}" ` +
+          "(tfe:token, TFE_TOKEN or the credentials file)",
+      );
     }
   }
 }
@@ -370,6 +393,22 @@ async function createWithoutDuplicate(client: TfeClient, inputs: PolicyInputs): 
       if (existing && !existing.hasCode && existing.enforcementLevel === inputs.enforcementLevel) return existing;
       if (existing) throw error;
     }
+  }
+}
+
+/**
+ * Whether this token can list the organization's policies, so that a 404 for one of them means it is gone: the
+ * service answers 404 for a token without access too (spec 5). Without an organization (a policy read by id alone,
+ * as `Policy.get` does) there is nothing more to ask.
+ */
+async function canListPolicies(client: TfeClient, organization: string | undefined): Promise<boolean> {
+  if (organization === undefined) return true;
+  try {
+    await client.policies.list(organization, { pageSize: 1 });
+    return true;
+  } catch (error) {
+    if (error instanceof TfeApiError && error.status === 404) return false;
+    throw error;
   }
 }
 

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { TfeClient } from "../../src/client";
 import { hashCode, type PolicyInputs, type PolicyOutputs, PolicyProvider } from "../../src/resources/policy";
 import { unknownValue } from "../../src/resources/provider-context";
-import type { RunningServer } from "../../src/server";
+import { type RunningServer, startServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
 
 // The Policy provider's methods, called as the engine calls them, against the local server over HTTP.
@@ -318,5 +318,72 @@ describe("delete", () => {
     await provider.delete(id);
     await provider.delete(id);
     await expect(client.policies.read(id)).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe("a 404 that may mean no permission rather than no policy (spec 5)", () => {
+  const viewerToken = "policy-viewer-token";
+  const strangerToken = "policy-stranger-token";
+  let permissions: RunningServer;
+  let owner: TfeClient;
+  const clients: TfeClient[] = [];
+
+  beforeAll(async () => {
+    permissions = await startServer({
+      seed: {
+        organizations: [{ name: organization, plus: true }, { name: "elsewhere" }],
+        tokens: [
+          { token, organizations: [organization], managePolicies: true },
+          { token: viewerToken, organizations: [organization], managePolicies: false },
+          { token: strangerToken, organizations: ["elsewhere"], managePolicies: true },
+        ],
+      },
+    });
+    owner = providerWithToken(token).context.client;
+  });
+
+  afterAll(async () => {
+    await Promise.all(clients.map((each) => each.close()));
+    await permissions.close();
+  });
+
+  function providerWithToken(providerToken: string): PolicyProvider {
+    const each = new TfeClient({ address: permissions.url, token: providerToken, rateLimit: false });
+    clients.push(each);
+    const withToken = new PolicyProvider();
+    withToken.context.useClient(each);
+    return withToken;
+  }
+
+  async function createdByOwner(): Promise<{ id: string; outs: PolicyOutputs }> {
+    const result = await providerWithToken(token).create(await checked({ name: `p${clients.length}` }));
+    return { id: result.id, outs: result.outs as PolicyOutputs };
+  }
+
+  it("keeps the policy in state at read when the token cannot see its organization", async () => {
+    const { id, outs } = await createdByOwner();
+    await expect(providerWithToken(strangerToken).read(id, outs)).rejects.toThrow(
+      /404.*token.*"acme".*tfe:token, TFE_TOKEN/,
+    );
+  });
+
+  it("fails delete when the token may see the policy but not delete it, instead of reporting it deleted", async () => {
+    const { id, outs } = await createdByOwner();
+    await expect(providerWithToken(viewerToken).delete(id, outs)).rejects.toThrow(/404.*Manage policies/);
+    expect((await owner.policies.read(id)).id).toBe(id);
+  });
+
+  it("fails delete when the token cannot see the policy's organization", async () => {
+    const { id, outs } = await createdByOwner();
+    await expect(providerWithToken(strangerToken).delete(id, outs)).rejects.toThrow(/404.*"acme"/);
+    expect((await owner.policies.read(id)).id).toBe(id);
+  });
+
+  it("still treats a policy deleted outside Pulumi as gone, at read and at delete", async () => {
+    const { id, outs } = await createdByOwner();
+    await owner.policies.delete(id);
+    const viewer = providerWithToken(viewerToken);
+    expect(await viewer.read(id, outs)).toEqual({});
+    await providerWithToken(token).delete(id, outs);
   });
 });
