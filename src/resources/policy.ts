@@ -152,6 +152,8 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
   private checkEnforce(failures: CheckFailure[], enforce: unknown): unknown {
     if (enforce === undefined || isUnknown(enforce)) return enforce;
     const entries = Array.isArray(enforce) ? enforce : [];
+    // An entry that is an output of another resource is unknown as a whole during preview, not only its mode.
+    if (entries.length === 1 && isUnknown(entries[0])) return unknownValue;
     const mode = (entries[0] as { mode?: unknown } | undefined)?.mode;
     if (entries.length !== 1 || (typeof mode !== "string" && !isUnknown(mode))) {
       failures.push({

@@ -137,6 +137,14 @@ describe("check", () => {
     );
     expect(result.failures).toEqual([]);
   });
+
+  it("accepts an enforce entry, or its mode, that is unknown during preview", async () => {
+    for (const enforce of [[unknownValue], [{ mode: unknownValue }]]) {
+      const result = await provider.check({}, args({ enforcementLevel: undefined, enforce }));
+      expect(result.failures).toEqual([]);
+      expect(result.inputs.enforcementLevel).toBe(unknownValue);
+    }
+  });
 });
 
 describe("diff", () => {
