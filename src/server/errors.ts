@@ -28,10 +28,20 @@ export const issueMessages: z.core.$ZodErrorMap = (issue) => {
   if (issue.input === undefined) return "is required";
   if (issue.code === "invalid_type") return `must be a ${issue.expected}, not ${describeValue(issue.input)}`;
   if (issue.code === "invalid_value") {
-    return `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(", ")}, not ${JSON.stringify(issue.input)}`;
+    return `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(", ")}, not ${quoteValue(issue.input)}`;
   }
   return undefined;
 };
+
+/**
+ * A sent value as a message shows it. Only scalars are written out: stringifying a structure could overflow the
+ * stack on deep nesting (a 500), and JSON.stringify would show an overflowing number (1e400) as null.
+ */
+function quoteValue(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return describeValue(value);
+}
 
 function describeValue(value: unknown): string {
   if (value === null) return "null";

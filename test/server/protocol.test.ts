@@ -86,6 +86,20 @@ describe("bad input never reaches a 500", () => {
     expect(((await download.json()) as { errors: { status: string }[] }).errors[0]!.status).toBe("400");
   });
 
+  it("answers a deeply nested or infinite value for an enumerated attribute with 422, naming what was sent", async () => {
+    const depth = 100_000;
+    const nested = `${"[".repeat(depth)}${"]".repeat(depth)}`;
+    const raw = JSON.stringify(policyBody("deep", { kind: "KIND" })).replace('"KIND"', nested);
+    const deep = await call(server, "POST", policiesPath, { raw, contentType: "application/vnd.api+json" });
+    expect(deep.status).toBe(422);
+    expect(deep.body.errors[0]).toMatchObject({ source: { pointer: "/data/attributes/kind" } });
+    expect(deep.body.errors[0].detail).toContain("not an array");
+    const infinite = JSON.stringify(policyBody("huge", { kind: "KIND" })).replace('"KIND"', "1e400");
+    const huge = await call(server, "POST", policiesPath, { raw: infinite, contentType: "application/vnd.api+json" });
+    expect(huge.status).toBe(422);
+    expect(huge.body.errors[0].detail).toContain("not Infinity");
+  });
+
   it("answers a JSON array, a string and null bodies with 422", async () => {
     for (const raw of ["[]", '"policies"', "null"]) {
       const answer = await call(server, "POST", policiesPath, { raw, contentType: "application/vnd.api+json" });
