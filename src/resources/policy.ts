@@ -243,9 +243,16 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     try {
       await client.policies.upload(policy.id, code);
     } catch (error) {
-      if (createdHere) await client.policies.delete(policy.id).catch(() => undefined);
-      const cleanup = createdHere ? "the policy just created was deleted again, so nothing is left without code" : "";
-      throw new Error(`uploading the code of policy "${inputs.name}" failed; ${cleanup}: ${(error as Error).message}`);
+      const outcome = createdHere
+        ? await client.policies.delete(policy.id).then(
+            () => "the policy just created was deleted again, so nothing is left without code",
+            // Say so rather than claim a cleanup that did not happen: the next run would find the name taken.
+            (deleteError: Error) =>
+              `deleting it again failed too (${deleteError.message}), so policy ${policy.id} is left without code: ` +
+              "delete it, or set adoptExisting: true to take it over on the next run",
+          )
+        : "the adopted policy keeps its previous code";
+      throw new Error(`uploading the code of policy "${inputs.name}" failed; ${outcome}: ${(error as Error).message}`);
     }
     const stored = await client.policies.read(policy.id);
     return { id: policy.id, outs: toOutputs(inputs, stored, hashCode(code), code.byteLength) };

@@ -230,6 +230,23 @@ describe("create", () => {
     expect(left).toEqual([]);
   });
 
+  it("says so when deleting the policy again after a failed upload fails too, and how to recover", async () => {
+    server.setFaults([
+      { route: "PUT /api/v2/policies/:policyId/upload", status: 500 },
+      { route: "DELETE /api/v2/policies/:policyId", status: 500 },
+    ]);
+    const failure = created();
+    await expect(failure).rejects.toThrow(/deleting it again failed too.*adoptExisting: true/);
+    await expect(failure).rejects.not.toThrow(/deleted again/);
+  });
+
+  it("says that an adopted policy keeps its previous code when the upload fails", async () => {
+    await client.policies.create(organization, { name: "require-tags", enforcementLevel: "hard-mandatory" });
+    server.setFaults([{ route: "PUT /api/v2/policies/:policyId/upload", status: 500 }]);
+    const failure = created({ adoptExisting: true });
+    await expect(failure).rejects.toThrow(/failed; the adopted policy keeps its previous code: PUT/);
+  });
+
   it("does not make a duplicate when the create's answer is lost to a 5xx", async () => {
     server.setFaults([
       { route: "POST /api/v2/organizations/:organization/policies", status: 503, afterHandler: true, times: 1 },
