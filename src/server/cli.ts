@@ -43,20 +43,23 @@ async function main(): Promise<void> {
     process.stdout.write(`${usage}\n`);
     return;
   }
-  const number = (flag: string, text: string | undefined, minimum: number) => {
+  // Digits only: Number("") and Number(" ") are 0, which would quietly pick a free port.
+  const number = (flag: string, text: string | undefined, minimum: number, maximum?: number) => {
     const value = Number(text);
-    if (!Number.isInteger(value) || value < minimum) {
-      throw new Error(`--${flag} must be a whole number of at least ${minimum}, not "${text}"`);
+    if (!/^\d+$/.test(text ?? "") || value < minimum || (maximum !== undefined && value > maximum)) {
+      const range = maximum === undefined ? `of at least ${minimum}` : `from ${minimum} to ${maximum}`;
+      throw new Error(`--${flag} must be a whole number ${range}, not "${text}"`);
     }
     return value;
   };
+  const maxPort = 65_535;
   const server = await startServer({
-    port: number("port", values.port, 0),
+    port: number("port", values.port, 0, maxPort),
     host: values.host,
-    downloadPort: number("download-port", values["download-port"], 0),
+    downloadPort: number("download-port", values["download-port"], 0, maxPort),
     data: values.data,
     ...(values.seed ? { seed: values.seed } : {}),
-    ...(values["rate-limit"] ? { rateLimit: number("rate-limit", values["rate-limit"], 1) } : {}),
+    ...(values["rate-limit"] !== undefined ? { rateLimit: number("rate-limit", values["rate-limit"], 1) } : {}),
     ...(values.faults ? { faults: readFaultPlan(values.faults) } : {}),
   });
   if (!values.quiet) {

@@ -142,5 +142,15 @@ describe("the tfe-governance-server bin", () => {
 
   it("refuses a bad flag value with a message naming the flag", () => {
     expect(() => execFileSync(process.execPath, [cli, "--port", "abc"], { stdio: "pipe" })).toThrow(/--port must be/);
+    for (const [flag, value] of [
+      ["--port", "70000"],
+      ["--download-port", ""],
+      ["--rate-limit", " "],
+    ]) {
+      expect(
+        () => execFileSync(process.execPath, [cli, flag!, value!], { stdio: "pipe", timeout: 5000 }),
+        `${flag} "${value}"`,
+      ).toThrow(new RegExp(`${flag} must be`));
+    }
   });
 });
