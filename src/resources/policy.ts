@@ -382,6 +382,8 @@ async function findByName(client: TfeClient, organization: string, name: string)
 /**
  * POST is not retried blindly: after a timeout or 5xx, the policy may exist already. Look for it by name first,
  * and take it only when it is the one just sent (no code yet, same attributes); otherwise send the POST again.
+ * "No code yet" is a null `updated-at` (spec 2.1, service-facts): a list response may link to a download before
+ * any upload (spec 2.1), so `hasCode` could take the policy just created for someone else's.
  */
 async function createWithoutDuplicate(client: TfeClient, inputs: PolicyInputs): Promise<ServicePolicy> {
   const options = {
@@ -399,7 +401,9 @@ async function createWithoutDuplicate(client: TfeClient, inputs: PolicyInputs): 
     } catch (error) {
       if (!mayHaveCreated(error) || attempt >= maxAttempts) throw error;
       const existing = await findByName(client, inputs.organization, inputs.name);
-      if (existing && !existing.hasCode && existing.enforcementLevel === inputs.enforcementLevel) return existing;
+      if (existing && existing.updatedAt === null && existing.enforcementLevel === inputs.enforcementLevel) {
+        return existing;
+      }
       if (existing) throw error;
     }
   }

@@ -6,6 +6,7 @@ import { TfeClient } from "../../src/client";
 import { hashCode, type PolicyInputs, type PolicyOutputs, PolicyProvider } from "../../src/resources/policy";
 import { unknownValue } from "../../src/resources/provider-context";
 import { type RunningServer, startServer } from "../../src/server";
+import { startFaultServer } from "../client/helpers";
 import { startSeededServer } from "../seeded-server";
 
 // The Policy provider's methods, called as the engine calls them, against the local server over HTTP.
@@ -258,6 +259,50 @@ describe("create", () => {
     expect(all.map((policy) => policy.id)).toEqual([id]);
     const posts = server.requestLog.entries().filter((entry) => entry.method === "POST");
     expect(posts.map((entry) => entry.status)).toEqual([503]);
+  });
+
+  it("does not make a duplicate when every show and list links to a download, as spec 2.1 reads", async () => {
+    // Spec 2.1 puts links.download in every show, update and list response: only updated-at (null before the
+    // first upload) tells a policy without code. A proxy in front of the local server adds the link.
+    const proxy = await startFaultServer((request, response) => {
+      void (async () => {
+        const answer = await fetch(server.url + request.url, {
+          method: request.method,
+          headers: Object.fromEntries(
+            ["authorization", "content-type", "accept"].flatMap((name) =>
+              request.headers[name] ? [[name, String(request.headers[name])]] : [],
+            ),
+          ),
+          body: request.body.byteLength > 0 ? new Uint8Array(request.body) : undefined,
+          redirect: "manual",
+        });
+        let body = Buffer.from(await answer.arrayBuffer());
+        if (request.method !== "POST" && answer.headers.get("content-type")?.includes("json") && body.length > 0) {
+          const document = JSON.parse(body.toString());
+          for (const resource of [document.data ?? []].flat()) {
+            if (resource.type === "policies") resource.links.download = `${resource.links.self}/download`;
+          }
+          body = Buffer.from(JSON.stringify(document));
+        }
+        const headers = Object.fromEntries(answer.headers);
+        delete headers["content-length"];
+        response.writeHead(answer.status, headers);
+        response.end(body);
+      })();
+    });
+    const proxied = new TfeClient({ address: proxy.url, token, rateLimit: false, retry: { maxRetries: 0 } });
+    provider.context.useClient(proxied);
+    server.setFaults([
+      { route: "POST /api/v2/organizations/:organization/policies", status: 503, afterHandler: true, times: 1 },
+    ]);
+    try {
+      const { id } = await created();
+      const all = [];
+      for await (const policy of client.policies.listAll(organization)) all.push(policy);
+      expect(all.map((policy) => policy.id)).toEqual([id]);
+    } finally {
+      await proxied.close();
+    }
   });
 
   it("refuses a taken name with the way to adopt it, and adopts it when asked", async () => {
