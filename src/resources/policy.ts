@@ -272,11 +272,21 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
             "choose another name, or set adoptExisting: true to manage the existing policy with this program",
         );
       }
-      const existing = await findByName(client, inputs.organization, inputs.name);
-      if (!existing) throw error;
+      const found = await findByName(client, inputs.organization, inputs.name);
+      if (!found) throw error;
+      // Read by id: a list response may leave the policy-sets relationship out (spec 2.1).
+      const existing = await client.policies.read(found.id);
       if (existing.kind !== inputs.kind) {
         throw new Error(
           `cannot adopt policy "${inputs.name}": it is a ${existing.kind} policy and kind is ${inputs.kind}; set kind: "${existing.kind}"`,
+        );
+      }
+      // Policy sets are set only at creation: adopting with others would make the next run replace the policy.
+      const policySetIds = [...(existing.policySetIds ?? [])].sort();
+      if (!sameValue(policySetIds, inputs.policySetIds)) {
+        throw new Error(
+          `cannot adopt policy "${inputs.name}": it is in policy sets ${JSON.stringify(policySetIds)} and ` +
+            `policySetIds is ${JSON.stringify(inputs.policySetIds)}; set policySetIds: ${JSON.stringify(policySetIds)}`,
         );
       }
       const policy = await client.policies.update(

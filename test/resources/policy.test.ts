@@ -305,6 +305,25 @@ describe("create", () => {
     }
   });
 
+  it("refuses to adopt a policy in other policy sets, which the next run would replace, naming the fix", async () => {
+    const existing = await client.policies.create(organization, {
+      name: "require-tags",
+      description: "theirs",
+      enforcementLevel: "hard-mandatory",
+      policySetIds: [policySetId],
+    });
+    await expect(created({ adoptExisting: true })).rejects.toThrow(
+      new RegExp(`cannot adopt.*policySetIds: \\["${policySetId}"\\]`),
+    );
+    expect(await client.policies.read(existing.id)).toMatchObject({
+      description: "theirs",
+      enforcementLevel: "hard-mandatory",
+    });
+    const { id, outs } = await created({ adoptExisting: true, policySetIds: [policySetId] });
+    expect(id).toBe(existing.id);
+    expect(outs.policySetIds).toEqual([policySetId]);
+  });
+
   it("refuses a taken name with the way to adopt it, and adopts it when asked", async () => {
     const existing = await client.policies.create(organization, {
       name: "require-tags",
