@@ -501,17 +501,27 @@ export class Policy extends pulumi.dynamic.Resource {
   declare readonly updatedAt: pulumi.Output<string | null>;
 
   constructor(name: string, args: PolicyArgs, opts?: pulumi.CustomResourceOptions) {
-    const outputsOnly = {
+    // Pulumi makes an output property only for the keys given here: every declared output needs one, also where
+    // the program leaves the input out (the service's default comes back) and for `Policy.get`.
+    const outputs = {
+      organization: undefined,
+      name: undefined,
+      description: undefined,
+      kind: undefined,
+      query: undefined,
+      enforcementLevel: undefined,
+      policySetIds: undefined,
+      codeFile: undefined,
+      codeHash: undefined,
+      codeSize: undefined,
       policyId: undefined,
       policySetCount: undefined,
       updatedAt: undefined,
-      codeHash: undefined,
-      codeSize: undefined,
     };
     const props = opts?.id
-      ? { ...outputsOnly, organization: undefined, name: undefined, description: undefined, kind: undefined }
+      ? outputs
       : {
-          ...outputsOnly,
+          ...outputs,
           ...args,
           organization: args.organization ?? defaultOrganization(),
           name: args.name ?? name,

@@ -11,7 +11,7 @@ beforeAll(() => {
     {
       newResource: (args) => {
         registered.set(args.name, args.inputs);
-        return { id: `${args.name}-id`, state: args.inputs };
+        return { id: args.id || `${args.name}-id`, state: args.inputs };
       },
       call: () => ({}),
     },
@@ -51,4 +51,28 @@ it("sends the path of a FileAsset from another copy of @pulumi/pulumi as codeFil
     codeFile: new FileAssetOfAnotherCopy("policies/other.sentinel") as unknown as pulumi.asset.FileAsset,
   });
   expect((await inputsOf(policy, "other")).codeFile).toBe("policies/other.sentinel");
+});
+
+it("has every declared output, for inputs left out and for Policy.get too", async () => {
+  const outputs = [
+    "organization",
+    "name",
+    "description",
+    "kind",
+    "query",
+    "enforcementLevel",
+    "policySetIds",
+    "codeFile",
+    "codeHash",
+    "codeSize",
+    "policyId",
+    "policySetCount",
+    "updatedAt",
+  ] as const;
+  const minimal = new Policy("minimal", { organization: "acme", code: "main = rule { true }" });
+  const read = Policy.get("read", "pol-read");
+  for (const policy of [minimal, read]) {
+    const missing = outputs.filter((output) => !pulumi.Output.isInstance(policy[output]));
+    expect(missing).toEqual([]);
+  }
 });
