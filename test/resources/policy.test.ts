@@ -100,6 +100,7 @@ describe("check", () => {
     ],
     [{ enforce: [{ mode: "advisory" }, { mode: "advisory" }] }, "enforce", /exactly one/],
     [{ enforce: [{ mode: "hard-mandatory" }], enforcementLevel: "advisory" }, "enforce", /contradicts/],
+    [{ enforce: [{ mode: "mandatory" }], enforcementLevel: undefined }, "enforce", /mode "mandatory".*hard-mandatory/],
     [{ codeFile: join(files, "missing.sentinel") }, "codeFile", /does not exist/],
     [{ codeFile: undefined }, "codeFile", /exactly one of codeFile/],
     [{ code: "main = rule { true }" }, "code", /exactly one of codeFile/],
