@@ -7,14 +7,17 @@ set -euo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tool_cache=${PULUMI_TFE_GOVERNANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-tfe-governance}
 node_major_wanted=24
-node_major_minimum=22
 
 log() { echo "[toolchain] $*" >&2; }
 
-node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+# node:sqlite (the local server's storage) needs no flag from Node 22.13 on.
+node_is_recent() {
+  node -e 'const [major, minor] = process.versions.node.split(".").map(Number);
+    process.exit(major > 22 || (major === 22 && minor >= 13) ? 0 : 1)' 2>/dev/null
+}
 
 ensure_node() {
-  if [ "$(node_major)" -ge "$node_major_minimum" ]; then return; fi
+  if node_is_recent; then return; fi
   local platform arch package dir
   platform=$(uname -s | tr '[:upper:]' '[:lower:]')
   case "$(uname -m)" in x86_64) arch=x64 ;; aarch64|arm64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
