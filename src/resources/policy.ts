@@ -78,15 +78,10 @@ export interface PolicyOutputs extends PolicyInputs {
 
 const defaultEnforcementLevel: Record<PolicyKind, string> = { sentinel: "soft-mandatory", opa: "advisory" };
 const replacingProperties = ["organization", "name", "kind", "policySetIds"] as const;
-const updatableProperties = [
-  "description",
-  "query",
-  "enforcementLevel",
-  "codeHash",
-  "codeFile",
-  "code",
-  "adoptExisting",
-] as const;
+// The code counts by its hash; `code` too, so that moving between inline code and a file shows. Not `codeFile`:
+// the same file at another path (an absolute path from another checkout) changes nothing on the service. Not
+// `adoptExisting`: it acts only at creation. Either would fail `pulumi preview --expect-no-changes` for nothing.
+const updatableProperties = ["description", "query", "enforcementLevel", "codeHash", "code"] as const;
 
 export function hashCode(code: Uint8Array): string {
   return createHash("sha256").update(code).digest("hex");

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -157,6 +157,20 @@ describe("diff", () => {
     expect(
       await provider.diff(old.policyId, old, await checked({ description: "d", policySetIds: [policySetId] })),
     ).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  it("reports no change when only the code file's path or adoptExisting differ", async () => {
+    // The same file under another checkout (an absolute path built from __dirname on another machine) changes
+    // nothing on the service, and adoptExisting acts only at creation: neither may fail a drift check.
+    const old = await olds();
+    const copy = join(mkdtempSync(join(tmpdir(), "policy-checkout-")), "main.sentinel");
+    writeFileSync(copy, readFileSync(sentinelFile));
+    const news = await checked({ description: "d", policySetIds: [policySetId], codeFile: copy, adoptExisting: true });
+    expect(await provider.diff(old.policyId, old, news)).toEqual({
       changes: false,
       replaces: [],
       deleteBeforeReplace: false,
