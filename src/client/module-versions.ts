@@ -22,6 +22,7 @@ const undeprecatedStatus = z.strictObject({ "deprecated-status": z.literal("Unde
 export const moduleVersionDeprecationRequest = z.strictObject({
   data: z.strictObject({
     type: z.literal("module-versions"),
+    id: z.string().min(1).optional(),
     attributes: z.strictObject({
       deprecation: z.discriminatedUnion("deprecated-status", [deprecatedStatus, undeprecatedStatus]),
     }),

@@ -150,7 +150,12 @@ const updatePolicyAttributes = z.strictObject({
 /** Body of `PATCH /policies/:id` (spec 4.4). Rules that need the policy's kind are checked by the caller. */
 export const updatePolicyRequest = z
   .strictObject({
-    data: z.strictObject({ type: z.literal("policies"), attributes: updatePolicyAttributes }),
+    // JSON:API says a PATCH names the resource it changes; go-tfe leaves the id out, so both are accepted.
+    data: z.strictObject({
+      type: z.literal("policies"),
+      id: z.string().min(1).optional(),
+      attributes: updatePolicyAttributes,
+    }),
   })
   .superRefine((document, ctx) => addRuleViolations(document.data.attributes, ctx, false, undefined));
 export type UpdatePolicyRequest = z.infer<typeof updatePolicyRequest>;

@@ -209,6 +209,15 @@ describe("show, update, delete (spec 4.2, 4.4, 4.10)", () => {
     expect(hidden.body).toEqual(missing.body);
   });
 
+  it("accepts a PATCH that names the policy in data.id, as JSON:API clients send it", async () => {
+    const policy = await createPolicy(server, uniqueName("with-id"));
+    const answer = await call(server, "PATCH", `/api/v2/policies/${policy.id}`, {
+      body: { data: { type: "policies", id: policy.id, attributes: { "enforcement-level": "hard-mandatory" } } },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.data.attributes["enforcement-level"]).toBe("hard-mandatory");
+  });
+
   it("updates the level, description and query; the deprecated enforce array sets the level", async () => {
     const policy = await createPolicy(server, uniqueName("updated"), { description: "old" });
     const level = await call(server, "PATCH", `/api/v2/policies/${policy.id}`, {
