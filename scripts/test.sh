@@ -10,7 +10,7 @@ results=$(mktemp)
 status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json="$results" "$@" || status=$?
 # The plain closing line any CI can read, whatever it knows of vitest.
-node -e 'const r = require(process.argv[1]);
+node -e 'const r = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
   console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`)' "$results" \
   || echo "0 passed, 1 failed"
 rm -f "$results"
