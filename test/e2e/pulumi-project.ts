@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -19,10 +19,13 @@ export interface PulumiRun {
  * `@pulumi/pulumi` exactly as a user's program does, from one copy each.
  */
 export class PulumiProject {
+  /** The output of every command run so far (not the command lines, which hold `config set --secret` values). */
+  readonly transcript: string[] = [];
+
   private constructor(
     readonly dir: string,
     readonly stack: string,
-    private readonly env: NodeJS.ProcessEnv,
+    private env: NodeJS.ProcessEnv,
   ) {}
 
   static async create(options: {
@@ -64,15 +67,27 @@ export class PulumiProject {
     await writeFile(join(this.dir, path), content);
   }
 
+  /** Sets environment variables of later commands (e.g. `TFE_TOKEN`, `PULUMI_RUN_PROGRAM`). */
+  setEnv(variables: Record<string, string>): void {
+    this.env = { ...this.env, ...variables };
+  }
+
   /** Runs `pulumi <args>`; throws with the output unless it exits 0 or `allowFailure` is set. */
   run(args: string[], options: { allowFailure?: boolean } = {}): Promise<PulumiRun> {
-    return new Promise((resolveRun, reject) => {
-      execFile(
+    return this.start(args, options).finished;
+  }
+
+  /** Starts `pulumi <args>` and returns at once: `finished` settles as `run` does; `kill` ends it abruptly. */
+  start(args: string[], options: { allowFailure?: boolean } = {}): StartedRun {
+    let child: ChildProcess | undefined;
+    const finished = new Promise<PulumiRun>((resolveRun, reject) => {
+      child = execFile(
         "pulumi",
         [...args, "--non-interactive", "--stack", this.stack],
         { cwd: this.dir, env: this.env, maxBuffer: 64 * 1024 * 1024 },
         (error, stdout, stderr) => {
           const run = { code: error ? Number(error.code ?? 1) : 0, stdout, stderr, output: `${stdout}\n${stderr}` };
+          this.transcript.push(run.output);
           if (error && !options.allowFailure) {
             reject(new Error(`pulumi ${args.join(" ")} exited ${run.code}:\n${run.output}`));
           } else {
@@ -81,10 +96,16 @@ export class PulumiProject {
         },
       );
     });
+    return { finished, kill: () => killProcessTree(child?.pid) };
   }
 
   up(): Promise<PulumiRun> {
     return this.run(["up", "--yes", "--skip-preview", "--diff"]);
+  }
+
+  /** `pulumi stack export` as text: secrets stay ciphertext unless `showSecrets`. */
+  async exportState(options: { showSecrets?: boolean } = {}): Promise<string> {
+    return (await this.run(["stack", "export", ...(options.showSecrets ? ["--show-secrets"] : [])])).stdout;
   }
 
   /** The raw state file of the stack, as it sits on disk. */
@@ -96,6 +117,43 @@ export class PulumiProject {
 
   async dispose(): Promise<void> {
     await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+export interface StartedRun {
+  finished: Promise<PulumiRun>;
+  /** SIGKILLs the CLI and every process under it at once, as a runner that dies or is killed does. */
+  kill(): void;
+}
+
+/**
+ * Pulumi starts its plugins (language host, providers) in process groups of their own, so killing the CLI's group
+ * would leave them running on. Stop the whole tree first, so that no process starts another meanwhile, then kill it.
+ */
+function killProcessTree(root: number | undefined): void {
+  if (root === undefined) return;
+  const stopped = new Set<number>();
+  for (let found = [root]; found.length > 0; ) {
+    for (const pid of found) {
+      stopped.add(pid);
+      signal(pid, "SIGSTOP");
+    }
+    const table = execFileSync("ps", ["-A", "-o", "pid=", "-o", "ppid="], { encoding: "utf8" });
+    found = table
+      .trim()
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/).map(Number))
+      .filter(([pid, parent]) => stopped.has(parent!) && !stopped.has(pid!))
+      .map(([pid]) => pid!);
+  }
+  for (const pid of stopped) signal(pid, "SIGKILL");
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // Gone already.
   }
 }
 

@@ -1,0 +1,188 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TfeClient } from "../../src/client";
+import { type FaultPlan, type RunningServer, startServer } from "../../src/server";
+import { PulumiProject, type PulumiRun } from "./pulumi-project";
+import { policiesOnService, policyIdsInState, stackState } from "./service-and-state";
+import { expectNoTokenInPlainText } from "./token-scan";
+
+// 50 policies and 10 deprecations under the real engine while the service misbehaves: about 10% of requests
+// answer 503 and 3% reset the connection (half of each before the service acted, half after it did: a lost
+// answer), a third wait longer; then a service that allows 5 requests per second. After every run, whether it
+// failed or not, the service and the state agree: every policy on the service is in state, none is there twice,
+// none is left without code.
+
+const organization = "acme";
+const token = "faults-token-0123456789abcdef";
+const programSource = readFileSync(join(__dirname, "program", "index.js"), "utf8");
+const versions = Array.from({ length: 10 }, (_, index) => `1.0.${index}`);
+
+const faultPlan: FaultPlan = {
+  seed: 20_251_122,
+  rules: [
+    { route: "*", status: 503, share: 0.05 },
+    { route: "*", reset: true, share: 0.015 },
+    { route: "*", latencyMs: 250, share: 0.3 },
+    { route: "*", status: 503, share: 0.05, afterHandler: true },
+    { route: "*", reset: true, share: 0.015, afterHandler: true },
+  ],
+};
+
+const codeOf = (index: number) => `# policy ${index}\nmain = rule { ${index % 2 === 0 ? "true" : "false"} }\n`;
+const spec = {
+  policies: Array.from({ length: 50 }, (_, index) => ({
+    resource: `policy-${index}`,
+    description: `Fault-tolerance policy ${index}`,
+    enforcementLevel: ["advisory", "soft-mandatory", "hard-mandatory"][index % 3],
+    code: codeOf(index),
+  })),
+  deprecations: versions.map((version) => ({
+    resource: `vpc-${version}`,
+    moduleName: "vpc",
+    moduleProvider: "aws",
+    version,
+    reason: `Version ${version} is superseded by 2.0.0`,
+  })),
+};
+const sha256 = (text: string | Buffer) => createHash("sha256").update(text).digest("hex");
+
+function seed() {
+  return {
+    organizations: [{ name: organization, plus: true }],
+    tokens: [{ token, organizations: [organization] }],
+    modules: [{ organization, name: "vpc", provider: "aws", versions }],
+  };
+}
+
+interface RunReport {
+  command: string;
+  exitCode: number;
+  requests: number;
+  answered503: number;
+  resets: number;
+  answered429: number;
+}
+
+describe("under faults and a 429 storm, runs of 50 policies and 10 deprecations converge", () => {
+  let project: PulumiProject;
+  const servers: RunningServer[] = [];
+  const reports: RunReport[] = [];
+
+  /** Runs a command and records what the server saw meanwhile. */
+  const runMeasured = async (server: RunningServer, args: string[]): Promise<PulumiRun> => {
+    server.requestLog.clear();
+    const run = await project.run(args, { allowFailure: true });
+    const entries = server.requestLog.entries().filter((entry) => entry.origin === "api");
+    reports.push({
+      command: args.slice(0, 2).join(" "),
+      exitCode: run.code,
+      requests: entries.length,
+      answered503: entries.filter((entry) => entry.status === 503).length,
+      resets: entries.filter((entry) => entry.status === 0).length,
+      answered429: entries.filter((entry) => entry.status === 429).length,
+    });
+    return run;
+  };
+
+  /** Runs `args` until it succeeds, at most `maxRuns` times, checking the invariants after each run. */
+  const converge = async (server: RunningServer, args: string[], maxRuns: number) => {
+    for (let attempt = 1; ; attempt++) {
+      const run = await runMeasured(server, args);
+      await expectServiceMatchesState(server);
+      if (run.code === 0) return attempt;
+      if (attempt >= maxRuns) throw new Error(`pulumi ${args.join(" ")} failed ${attempt} times:\n${run.output}`);
+    }
+  };
+
+  /** What is on the service against what is in state, read with the faults switched off. */
+  const expectServiceMatchesState = async (server: RunningServer) => {
+    server.setFaults([]);
+    const client = new TfeClient({ address: server.url, token, rateLimit: false });
+    try {
+      const onService = await policiesOnService(client, organization);
+      const inState = policyIdsInState(await stackState(project));
+      const names = onService.map((policy) => policy.name);
+      expect(names.length, "a policy is on the service twice").toBe(new Set(names).size);
+      expect(
+        onService.filter((policy) => policy.updatedAt === null).map((policy) => policy.name),
+        "policies without code",
+      ).toEqual([]);
+      expect(
+        onService.map((policy) => policy.id).filter((id) => !inState.includes(id)),
+        "policies on the service that are not in state",
+      ).toEqual([]);
+      expect(
+        inState.filter((id) => !onService.some((policy) => policy.id === id)),
+        "policies in state that are not on the service",
+      ).toEqual([]);
+    } finally {
+      await client.close();
+      server.setFaults(faultPlan);
+    }
+  };
+
+  beforeAll(async () => {
+    project = await PulumiProject.create({
+      name: "tfe-faults",
+      files: { "index.js": programSource, "spec.json": JSON.stringify(spec) },
+      config: { "tfe:organization": organization },
+      secrets: { "tfe:token": token },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    console.info(`fault runs:\n${reports.map((report) => JSON.stringify(report)).join("\n")}`);
+    await Promise.all(servers.map((server) => server.close()));
+    await project?.dispose();
+  });
+
+  it("10% 503, 3% resets and latency: up converges in two runs at most, refresh sees no drift, destroy empties", async () => {
+    const server = await startServer({ seed: seed(), faults: faultPlan });
+    servers.push(server);
+    await project.run(["config", "set", "tfe:address", server.url]);
+
+    const upRuns = await converge(server, ["up", "--yes", "--skip-preview"], 2);
+    const client = new TfeClient({ address: server.url, token, rateLimit: false });
+    try {
+      server.setFaults([]);
+      const onService = await policiesOnService(client, organization);
+      expect(onService.map((policy) => policy.name).sort()).toEqual(spec.policies.map((p) => p.resource).sort());
+      for (const policy of onService) {
+        const index = Number(policy.name.replace("policy-", ""));
+        expect(sha256(await client.policies.download(policy.id))).toBe(sha256(codeOf(index)));
+      }
+      const held = await client.registry.listModuleVersions({ namespace: organization, name: "vpc", provider: "aws" });
+      expect(held.filter((version) => version.deprecation !== null)).toHaveLength(versions.length);
+      server.setFaults(faultPlan);
+
+      await converge(server, ["refresh", "--yes", "--expect-no-changes"], 2);
+      await converge(server, ["destroy", "--yes"], 2);
+      server.setFaults([]);
+      const left = (await policiesOnService(client, organization)).map((policy) => policy.name);
+      expect(left).toEqual([]);
+      const after = await client.registry.listModuleVersions({ namespace: organization, name: "vpc", provider: "aws" });
+      expect(after.filter((version) => version.deprecation !== null)).toEqual([]);
+    } finally {
+      await client.close();
+    }
+    const faulted = reports.filter((report) => report.answered503 + report.resets > 0);
+    expect(faulted.length, "the fault mode failed no request").toBeGreaterThan(0);
+    expect(upRuns).toBeLessThanOrEqual(2);
+    await expectNoTokenInPlainText([token], project, [server], { storedAs: "stack config secret" });
+  }, 600_000);
+
+  it("a 429 storm (5 requests per second): up and destroy complete in one run each", async () => {
+    const server = await startServer({ seed: seed(), rateLimit: 5 });
+    servers.push(server);
+    await project.run(["config", "set", "tfe:address", server.url]);
+
+    const up = await runMeasured(server, ["up", "--yes", "--skip-preview"]);
+    expect(up.code, up.output).toBe(0);
+    expect(reports.at(-1)!.answered429, "the server limited no request").toBeGreaterThan(0);
+    const destroy = await runMeasured(server, ["destroy", "--yes"]);
+    expect(destroy.code, destroy.output).toBe(0);
+    await expectNoTokenInPlainText([token], project, [server], { storedAs: "stack config secret" });
+  }, 600_000);
+});
