@@ -36,6 +36,10 @@ describe.each(["Policy", "ModuleVersionDeprecation"] as const)("the serialized %
     await server.close();
   });
 
+  it("is one object per type, so Pulumi serializes it once and reuses the text for every further resource", () => {
+    expect(thinProvider(type)).toBe(thinProvider(type));
+  });
+
   it("is at most 4 KB and holds no token", () => {
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(4096);
     expect(text).not.toContain(token);
