@@ -1,4 +1,4 @@
-export { defaultRequestsPerSecond, libraryVersion, TfeClient, type TfeClientOptions } from "./client";
+export { libraryVersion, TfeClient, type TfeClientOptions } from "./client";
 export {
   type ClientConfigInputs,
   defaultAddress,
