@@ -23,7 +23,7 @@ import {
   sameValue,
   unknownValue,
 } from "./provider-context";
-import { thinProvider } from "./shim";
+import { ShimResource } from "./shim";
 
 export interface PolicyArgs {
   /** Organization of the policy; default: stack config `tfe:organization`, then `TFE_ORGANIZATION`. */
@@ -484,7 +484,7 @@ function codeFilePath(codeFile: PolicyArgs["codeFile"]): pulumi.Input<string> | 
  * A policy of HCP Terraform / Terraform Enterprise, with its code, managed by Pulumi. Type token
  * `pulumi-nodejs:dynamic/tfe:Policy`.
  */
-export class Policy extends pulumi.dynamic.Resource {
+export class Policy extends ShimResource {
   declare readonly organization: pulumi.Output<string>;
   declare readonly name: pulumi.Output<string>;
   declare readonly description: pulumi.Output<string | null>;
@@ -527,7 +527,7 @@ export class Policy extends pulumi.dynamic.Resource {
           name: args.name ?? name,
           codeFile: codeFilePath(args.codeFile),
         };
-    super(thinProvider("Policy"), name, props, opts, "tfe", "Policy");
+    super("Policy", name, props, opts);
     if (!opts?.id && args.enforce !== undefined) {
       pulumi.log.warn("enforce is deprecated by the service: use enforcementLevel instead", this);
     }
