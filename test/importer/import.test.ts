@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TfeClient } from "../../src/client";
+import { type CreatePolicyOptions, TfeClient } from "../../src/client";
 import { importMain, StreamProgress } from "../../src/importer/command";
 import { type RunningServer, startServer } from "../../src/server";
 
@@ -69,7 +69,7 @@ beforeAll(async () => {
   client = new TfeClient({ address: server.url, token, rateLimit: false });
   const create = async (
     name: keyof typeof code | "no-code",
-    options: Parameters<TfeClient["policies"]["create"]>[1],
+    options: Omit<CreatePolicyOptions, "name">,
   ) => {
     const policy = await client.policies.create(organization, { ...options, name });
     if (name !== "no-code") await client.policies.upload(policy.id, code[name]);
