@@ -67,10 +67,7 @@ beforeAll(async () => {
     },
   });
   client = new TfeClient({ address: server.url, token, rateLimit: false });
-  const create = async (
-    name: keyof typeof code | "no-code",
-    options: Omit<CreatePolicyOptions, "name">,
-  ) => {
+  const create = async (name: keyof typeof code | "no-code", options: Omit<CreatePolicyOptions, "name">) => {
     const policy = await client.policies.create(organization, { ...options, name });
     if (name !== "no-code") await client.policies.upload(policy.id, code[name]);
   };
