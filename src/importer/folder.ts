@@ -61,7 +61,12 @@ export function renderFolders(policies: readonly UsablePolicy[], report: ImportR
         report.notes.push({ name: policy.name, note: `its code is in ${file.fileName}: ${file.change}` });
       }
       files.set(`${directory}/${file.fileName}`, policy.code);
-      report.policies.push({ name: policy.name, kind: policy.kind, file: `${directory}/${file.fileName}` });
+      report.policies.push({
+        name: policy.name,
+        id: policy.id,
+        kind: policy.kind,
+        file: `${directory}/${file.fileName}`,
+      });
       blocks.push(
         policyBlock(policy.name, [
           // OPA folders name no file: every .rego file of the folder is loaded, and the query picks the rule.

@@ -39,7 +39,8 @@ export type Layout = (typeof layouts)[number];
 /** What the generated project holds and what had to be adjusted, for the summary and the project's README. */
 export interface ImportReport {
   layout: Layout;
-  policies: { name: string; kind: PolicyKind; file: string }[];
+  /** With the service's id, which a Terraform configuration that referenced the policy needs instead. */
+  policies: { name: string; id: string; kind: PolicyKind; file: string }[];
   deprecations: { resourceName: string; moduleVersion: string }[];
   /** The folder layout's folders, each one policy set's worth: one kind, the same policy sets. */
   folders: { path: string; kind: PolicyKind; policySetIds: string[]; policyCount: number }[];

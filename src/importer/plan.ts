@@ -96,7 +96,7 @@ function declarePolicies(
     const file = fileNames.allocate(policy.name, codeExtension(policy.kind));
     if (file.change) report.notes.push({ name: policy.name, note: `its code is in ${file.fileName}: ${file.change}` });
     const codeFile = `policies/${file.fileName}`;
-    report.policies.push({ name: policy.name, kind: policy.kind, file: codeFile });
+    report.policies.push({ name: policy.name, id: policy.id, kind: policy.kind, file: codeFile });
     return { ...policy, identifier, codeFile };
   });
 }

@@ -87,14 +87,15 @@ function programReadme(source: ImportSource, report: ImportReport): string[] {
     "   Pulumi with `pulumi preview --refresh --expect-no-changes` (in CI, on a schedule).",
     "",
     "If Terraform's `tfe` provider managed these policies, remove them from its state before its next apply",
-    "(`terraform state rm tfe_policy.<name>`): the pulumi-tfe-governance README has the whole migration path.",
+    "(`terraform state rm tfe_policy.<name>`), and put the ids below where its configuration referenced them:",
+    "the pulumi-tfe-governance README has the whole migration path.",
     ...adjustments(report),
     "",
     "## Policies",
     "",
     ...table(
-      ["policy", "kind", "code"],
-      report.policies.map((policy) => [policy.name, policy.kind, policy.file]),
+      ["policy", "id", "kind", "code"],
+      report.policies.map((policy) => [policy.name, policy.id, policy.kind, policy.file]),
     ),
     ...(deprecations > 0
       ? [

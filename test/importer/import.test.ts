@@ -120,6 +120,11 @@ describe("tfe-governance import", () => {
     expect(program).toContain(`policySetIds: ["${policySets.a}", "${policySets.b}"]`);
     expect(program).toContain('reason: "Use 1.1.0."');
     expect(await readFile(join(out, "Pulumi.yaml"), "utf8")).toContain(`value: "${server.url}"`);
+    const readme = await readFile(join(out, "README.md"), "utf8");
+    for await (const policy of client.policies.listAll(organization, { kind: "opa" })) {
+      // The id a Terraform configuration that referenced the policy needs instead (README's migration path).
+      expect(readme).toContain(`| deny-public | ${policy.id} | opa | policies/deny-public.rego |`);
+    }
     for (const file of ["index.ts", "Pulumi.yaml", "README.md", "package.json"]) {
       expect(await readFile(join(out, file), "utf8")).not.toContain(token);
     }
