@@ -1,13 +1,8 @@
 import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import type { Policy, PolicyKind } from "../client/policies";
+import type { RegistryModuleAddress, RegistryModuleVersionSummary } from "../client/registry";
 import type { ImportedDeprecation, ImportedPolicy } from "./model";
-
-export interface ModuleAddress {
-  namespace: string;
-  name: string;
-  provider: string;
-}
 
 export interface CollectOptions {
   organization: string;
@@ -15,7 +10,6 @@ export interface CollectOptions {
   kind?: PolicyKind | undefined;
   /** Keep only policies in at least one of these policy sets. */
   policySetIds?: readonly string[] | undefined;
-  modules?: readonly ModuleAddress[] | undefined;
 }
 
 /** What the collector says while it works; the command prints it on stderr. */
@@ -127,12 +121,12 @@ export async function collectPolicies(
 
 export async function collectDeprecations(
   client: TfeClient,
-  modules: readonly ModuleAddress[],
+  modules: readonly RegistryModuleAddress[],
   progress: ProgressReporter,
 ): Promise<ImportedDeprecation[]> {
   const deprecations: ImportedDeprecation[] = [];
   for (const [index, module] of modules.entries()) {
-    let versions: Awaited<ReturnType<TfeClient["registry"]["listModuleVersions"]>>;
+    let versions: RegistryModuleVersionSummary[];
     try {
       versions = await client.registry.listModuleVersions(module);
     } catch (error) {

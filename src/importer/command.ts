@@ -3,7 +3,8 @@ import { parseArgs } from "node:util";
 import { TfeClient } from "../client/client";
 import { defaultAddress, resolveClientConfig } from "../client/config";
 import { type PolicyKind, policyKinds } from "../client/policies";
-import { collectDeprecations, collectPolicies, type ModuleAddress, type ProgressReporter } from "./collect";
+import type { RegistryModuleAddress } from "../client/registry";
+import { collectDeprecations, collectPolicies, type ProgressReporter } from "./collect";
 import { type Layout, layouts } from "./model";
 import { planProject } from "./plan";
 import { ChangedFilesError, writeProject } from "./write";
@@ -43,14 +44,14 @@ export interface ImportCommand {
   search: string | undefined;
   kind: PolicyKind | undefined;
   policySetIds: string[];
-  modules: ModuleAddress[];
+  modules: RegistryModuleAddress[];
   layout: Layout;
   force: boolean;
   address: string | undefined;
   hostname: string | undefined;
 }
 
-function parseModule(text: string, organization: string): ModuleAddress {
+function parseModule(text: string, organization: string): RegistryModuleAddress {
   const parts = text.split("/");
   const [namespace, name, provider] = parts;
   if (parts.length !== 3 || !namespace || !name || !provider) {

@@ -1,27 +1,18 @@
-import type { PolicyKind } from "../client/policies";
+import type { Policy, PolicyKind } from "../client/policies";
+import type { ModuleVersionDeprecationInputs } from "../resources/module-version-deprecation";
 
-/** One policy as the service holds it, with its code (`null` when the service holds none). */
-export interface ImportedPolicy {
-  id: string;
-  name: string;
-  description: string | null;
-  kind: PolicyKind;
-  query: string | null;
-  enforcementLevel: string | null;
+/** One policy as the service holds it, with its sets and code (`null` when the service holds none). */
+export interface ImportedPolicy
+  extends Pick<Policy, "id" | "name" | "description" | "kind" | "query" | "enforcementLevel"> {
   policySetIds: string[];
   code: Buffer | null;
 }
 
-/** One deprecated version of a private-registry module, as the registry reports it. */
-export interface ImportedDeprecation {
-  organization: string;
-  moduleName: string;
-  moduleProvider: string;
-  version: string;
-  /** The reason as the service holds it, with any text the service appended. */
-  reason: string;
-  link: string | null;
-}
+/**
+ * One deprecated version of a private-registry module, in the resource's terms; `reason` as the service holds it,
+ * with any text the service appended.
+ */
+export type ImportedDeprecation = ModuleVersionDeprecationInputs;
 
 /** Everything read from the service, before anything is generated. */
 export interface ImportSource {

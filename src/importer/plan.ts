@@ -50,25 +50,29 @@ function byName<T extends { name: string }>(a: T, b: T): number {
   return a.name < b.name ? 1 : a.name > b.name ? -1 : 0;
 }
 
+/** Why the project cannot hold `policy`, and what to do; undefined when it can. */
+function reasonToLeaveOut(policy: ImportedPolicy): string | undefined {
+  if (!policyNamePattern.test(policy.name)) {
+    return (
+      "its name holds characters other than letters, digits, '-' and '_', which the Policy resource refuses: " +
+      "create it again under such a name, then run the import again"
+    );
+  }
+  if (policy.code === null) {
+    return (
+      "the service holds no code for it, and a Policy needs code: upload its code (or delete the policy), " +
+      "then run the import again"
+    );
+  }
+  return undefined;
+}
+
 function usablePolicies(policies: readonly ImportedPolicy[], report: ImportReport): UsablePolicy[] {
   const usable: UsablePolicy[] = [];
   for (const policy of [...policies].sort(byName)) {
-    if (!policyNamePattern.test(policy.name)) {
-      report.skipped.push({
-        name: policy.name,
-        reason:
-          "its name holds characters other than letters, digits, '-' and '_', which the Policy resource refuses: " +
-          "create it again under such a name, then run the import again",
-      });
-      continue;
-    }
-    if (policy.code === null) {
-      report.skipped.push({
-        name: policy.name,
-        reason:
-          "the service holds no code for it, and a Policy needs code: upload its code (or delete the policy), " +
-          "then run the import again",
-      });
+    const reason = reasonToLeaveOut(policy);
+    if (reason !== undefined) {
+      report.skipped.push({ name: policy.name, reason });
       continue;
     }
     if (policy.enforcementLevel === null) {
@@ -79,7 +83,8 @@ function usablePolicies(policies: readonly ImportedPolicy[], report: ImportRepor
           "and the first up sets it",
       });
     }
-    usable.push({ ...policy, code: policy.code });
+    // Policies without code were left out just above.
+    usable.push({ ...policy, code: policy.code! });
   }
   return usable;
 }
