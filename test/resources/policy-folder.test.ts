@@ -43,7 +43,7 @@ beforeAll(async () => {
       newResource: async (args) => {
         if (!args.type.startsWith("pulumi-nodejs:dynamic")) return { id: `${args.name}-component`, state: {} };
         const { __provider: _serialized, ...news } = args.inputs;
-        const checked = await provider.check({}, news);
+        const checked = await provider.check!({}, news);
         if (checked.failures?.length) throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);
         const created = await provider.create?.(checked.inputs);
         return { id: created?.id as string, state: created?.outs };
