@@ -71,13 +71,12 @@ const policyAttributes: Record<PolicyKind, string[]> = {
   opa: ["query", "enforcement_level", "description"],
 };
 const cliOnlyBlocks = ["mock", "test"];
+const moduleFix =
+  "the policies API holds one file per policy and no modules: copy the functions the policies use into them, " +
+  "or list the block in skipBlocks when no policy imports it";
 const unsupportedBlockFixes: Record<string, string> = {
-  module:
-    "the policies API holds one file per policy and no modules: copy the functions the policies use into them, " +
-    "or list the block in skipBlocks when no policy imports it",
-  "import module":
-    "the policies API holds one file per policy and no modules: copy the functions the policies use into them, " +
-    "or list the block in skipBlocks when no policy imports it",
+  module: moduleFix,
+  "import module": moduleFix,
   "import static":
     "the policies API takes no data files: put the data in the policies that import it, or list the block in " +
     "skipBlocks when no policy imports it",

@@ -131,6 +131,15 @@ describe("PolicyFolder under the real engine", () => {
     expect(changeSummary(preview)).toEqual({ create: 3, same: 2 });
   }, 120_000);
 
+  it("says at preview what it does not send: CLI-only blocks and other .hcl files", async () => {
+    const fixture = join(repoRoot, "test/fixtures/policy-folders/sentinel-cli-blocks");
+    await writeFolder(filesUnder(fixture, fixture));
+    const preview = await project.run(["preview"]);
+    expect(preview.output).toContain('mock "time" is not sent: it configures the Sentinel CLI');
+    expect(preview.output).toContain("test is not sent: it configures the Sentinel CLI");
+    expect(preview.output).toContain("local-runs.hcl is not read: the service reads only sentinel.hcl");
+  }, 120_000);
+
   it("changing, adding and removing one block of ten touches exactly that policy", async () => {
     const levels: Record<number, string> = {};
     const files: Record<string, string> = {};

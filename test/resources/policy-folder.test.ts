@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { delimiter, join, relative } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -352,5 +353,47 @@ describe("Rego version and the opa binary", () => {
       for (const spy of spies) spy.mockRestore();
       for (const policy of await policiesOnServer()) await client.policies.delete(policy.id);
     }
+  });
+});
+
+describe("sentinel fmt -check, where a sentinel binary is on PATH", () => {
+  // The Sentinel CLI is proprietary and not installed here: a stand-in script plays its documented `fmt -check=true`
+  // contract (prints the files that need formatting and exits non-zero; a parse error goes to stderr). What this
+  // tests is PolicyFolder's side of that contract, not Sentinel.
+  const standIn = [
+    "#!/bin/sh",
+    'for file in "$@"; do :; done',
+    'if grep -q UNPARSABLE "$file"; then echo "$file:2:1: expected rule, found EOF" >&2; exit 1; fi',
+    'if grep -q "main=" "$file"; then echo "$file"; exit 2; fi',
+  ].join("\n");
+  let bin: string;
+  let folder: string;
+  const path = process.env.PATH ?? "";
+
+  beforeAll(() => {
+    bin = mkdtempSync(join(tmpdir(), "sentinel-bin-"));
+    writeFileSync(join(bin, "sentinel"), `${standIn}\n`, { mode: 0o755 });
+    folder = mkdtempSync(join(tmpdir(), "sentinel-folder-"));
+    writeFileSync(join(folder, "sentinel.hcl"), 'policy "tidy" {}\npolicy "cramped" {}\n');
+    writeFileSync(join(folder, "tidy.sentinel"), "main = rule { true }\n");
+    writeFileSync(join(folder, "cramped.sentinel"), "main= rule { true }\n");
+    process.env.PATH = `${bin}${delimiter}${path}`;
+  });
+
+  afterAll(() => {
+    process.env.PATH = path;
+  });
+
+  it("warns about a file the formatter would rewrite, and loads the folder", async () => {
+    const contents = await readPolicyFolder(folder);
+    expect(contents.policies.map((policy) => policy.name)).toEqual(["tidy", "cramped"]);
+    expect(contents.warnings).toEqual(["cramped.sentinel is not formatted as sentinel fmt writes it"]);
+  });
+
+  it("fails a file the formatter cannot parse, in its words", async () => {
+    writeFileSync(join(folder, "cramped.sentinel"), "main = rule { true }\n# UNPARSABLE\nmain = rule {\n");
+    await expect(readPolicyFolder(folder)).rejects.toThrow(
+      /sentinel\.hcl:2: policy "cramped": sentinel fmt -check: .*cramped\.sentinel:2:1: expected rule, found EOF/,
+    );
   });
 });
