@@ -2,6 +2,7 @@ import { relative } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import {
   type FolderPolicy,
+  type PolicyFolderContents,
   PolicyFolderError,
   type PolicyOverride,
   type ReadPolicyFolderOptions,
@@ -65,7 +66,7 @@ export class PolicyFolder extends pulumi.ComponentResource<Record<string, Policy
     name?: string,
   ): Promise<Record<string, Policy>> {
     const { directory, organization, policySetIds, adoptExisting, ...options } = args as PolicyFolderArgs;
-    let folder: Awaited<ReturnType<typeof readPolicyFolder>>;
+    let folder: PolicyFolderContents;
     try {
       folder = await readPolicyFolder(directory, options as ReadPolicyFolderOptions);
     } catch (error) {
