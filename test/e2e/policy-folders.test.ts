@@ -215,7 +215,7 @@ describe("examples/policy-folders under the real engine", () => {
     await project.up();
     const policies = await serverPolicies(client);
     expect(policies.map(({ name, kind, enforcementLevel }) => `${name} ${kind} ${enforcementLevel}`).sort()).toEqual([
-      "deny-public-buckets opa mandatory",
+      "deny-public-bucket-acls opa mandatory",
       "limit-instance-types sentinel hard-mandatory",
       "require-encrypted-volumes opa advisory",
       "require-owner-tag sentinel soft-mandatory",
