@@ -94,4 +94,5 @@ offline_pulumi_environment() {
 
 ensure_node
 ensure_pulumi
+source "$repo_root/scripts/opa.sh" && ensure_opa
 offline_pulumi_environment
