@@ -556,6 +556,7 @@ function renderChart(chart: Chart): string {
   const color = (group: string) => palette[groups.indexOf(group) % palette.length];
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<title>${escapeXml(chart.title)}</title>`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
     `<text x="${width / 2}" y="22" text-anchor="middle" font-size="14">${escapeXml(chart.title)}</text>`,
   ];
