@@ -3,7 +3,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
+import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Policy } from "../../src/resources/policy";
 import { providerSource } from "../../src/resources/shim";
 import { startSeededServer } from "../seeded-server";
 
@@ -72,5 +74,36 @@ describe.each(["Policy", "ModuleVersionDeprecation"] as const)("the serialized %
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("registering a resource through the shim", () => {
+  beforeAll(() => {
+    pulumi.runtime.setMocks(
+      { newResource: async (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: () => ({}) },
+      "project",
+      "stack",
+      false,
+    );
+  });
+
+  it("leaves Error.stackTraceLimit as it found it", () => {
+    const before = Error.stackTraceLimit;
+    new Policy("limit-kept", { organization, code: "main = rule { true }", enforcementLevel: "advisory" });
+    expect(Error.stackTraceLimit).toBe(before);
+  });
+
+  it("still gives an error thrown while registering a stack that leads to the program", () => {
+    const before = Error.stackTraceLimit;
+    const notAResource = {} as pulumi.Resource;
+    let thrown: unknown;
+    try {
+      new Policy("bad-parent", { organization, code: "x", enforcementLevel: "advisory" }, { parent: notAResource });
+    } catch (error) {
+      thrown = error;
+    }
+    expect((thrown as Error).message).toMatch(/parent is not a valid Resource/);
+    expect((thrown as Error).stack).toContain("shim.test.ts");
+    expect(Error.stackTraceLimit).toBe(before);
   });
 });
