@@ -25,7 +25,7 @@ export interface TfeClientOptions {
   retry?: Partial<RetryPolicy>;
   /**
    * Pacing, shared by every client of this address and token. By default the client paces to the limit the service
-   * advertises in `X-RateLimit-Limit` (90% of it) and does not hold back where none is advertised;
+   * advertises in `X-RateLimit-Limit` (95% of it) and does not hold back where none is advertised;
    * `requestsPerSecond` caps the pace further; `false` turns pacing off (a 429 is still waited out and retried).
    */
   rateLimit?: { requestsPerSecond: number } | false;

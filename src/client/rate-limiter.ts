@@ -3,11 +3,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 /**
  * The share of the service's advertised limit the client paces to. The service counts requests as they arrive, and
- * network jitter can bunch requests that left evenly spaced; a tenth in reserve absorbs that while keeping a paced
- * run within about 11% of the time the limit itself allows. (go-tfe paces at two thirds of the limit, plus a burst
- * of a third.)
+ * network jitter can bunch requests that left evenly spaced; a twentieth in reserve absorbs that (a 429 that gets
+ * through anyway slows the pace, see below) while keeping a paced run within about 5% of the time the limit itself
+ * allows. (go-tfe paces at two thirds of the limit, plus a burst of a third.)
  */
-export const shareOfAdvertisedLimit = 0.9;
+export const shareOfAdvertisedLimit = 0.95;
 /** After a 429, each second without another gives back this share of the ceiling. */
 const recoveryPerSecond = 0.1;
 /** A 429 never slows the pace below this many requests per second. */
@@ -15,7 +15,7 @@ const slowestRate = 1;
 
 /**
  * Paces requests to stay under the service's rate limit, which the service announces in `X-RateLimit-Limit` on
- * its answers (go-tfe reads it the same way): at most 90% of it in any one-second window. An explicit
+ * its answers (go-tfe reads it the same way): at most 95% of it in any one-second window. An explicit
  * `requestsPerSecond` caps the pace further. Until an answer has told the limit, the first request goes alone and
  * the others wait for its answer; where no answer advertises a limit, nothing is held back.
  *

@@ -84,7 +84,7 @@ describe("pacing that follows the service", () => {
     const clients = [new TfeClient({ address: server.url, token }), new TfeClient({ address: server.url, token })];
     await Promise.all(clients.map((client) => listMany(client, 30)));
     await Promise.all(clients.map((client) => client.close()));
-    // Two limiters would each send 18 per second, 36 together against a limit of 20.
+    // Two limiters would each send 19 per second, 38 together against a limit of 20.
     expect(statusCount(server, 200)).toBe(60);
     expect(statusCount(server, 429)).toBe(0);
   });
@@ -125,7 +125,7 @@ describe("pacing that follows the service", () => {
       Promise.all(Array.from({ length: 60 }, () => client.policies.list("${organization}", { pageSize: 1 })))
         .then(() => client.close())
         .catch((error) => { console.error(error.message); process.exit(1); });`;
-    // Each process has its own limiter at 27 per second: 81 together against 30, until the 429s slow them down.
+    // Each process has its own limiter at 28.5 per second: 85 together against 30, until the 429s slow them down.
     await Promise.all(Array.from({ length: 3 }, () => run(process.execPath, ["-e", worker, server.url, token])));
     expect(statusCount(server, 200)).toBe(180);
     expect(statusCount(server, 429)).toBeGreaterThan(0);
@@ -152,21 +152,21 @@ describe("pacing that follows the service", () => {
 });
 
 describe("the rate limiter", () => {
-  it("paces to 90% of the advertised limit, capped by an explicit rate, and halves after a 429", () => {
+  it("paces to 95% of the advertised limit, capped by an explicit rate, and halves after a 429", () => {
     const following = new RateLimiter();
     expect(following.requestsPerSecond).toBeUndefined();
     following.answered(Number.NaN);
     expect(following.requestsPerSecond).toBeUndefined();
     following.answered(30);
-    expect(following.requestsPerSecond).toBe(27);
+    expect(following.requestsPerSecond).toBe(28.5);
     following.answered(undefined);
-    expect(following.requestsPerSecond).toBe(27);
+    expect(following.requestsPerSecond).toBe(28.5);
     const capped = new RateLimiter(10);
     expect(capped.requestsPerSecond).toBe(10);
     capped.answered(100);
     expect(capped.requestsPerSecond).toBe(10);
     capped.answered(5);
-    expect(capped.requestsPerSecond).toBe(4.5);
+    expect(capped.requestsPerSecond).toBe(4.75);
     const rejected = new RateLimiter(8);
     rejected.rejected(0);
     expect(rejected.requestsPerSecond).toBe(4);
