@@ -1,3 +1,4 @@
+import "../node-version";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher } from "undici";
 import type { z } from "zod";
