@@ -1,7 +1,8 @@
 import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
-import type { Policy, PolicyKind } from "../client/policies";
+import type { Policy } from "../client/policies";
 import type { RegistryModuleAddress, RegistryModuleVersionSummary } from "../client/registry";
+import type { PolicyKind } from "../contract/policies";
 import type { ImportedDeprecation, ImportedPolicy } from "./model";
 
 export interface CollectOptions {

@@ -1,4 +1,4 @@
-import type { PolicyKind } from "../client/policies";
+import type { PolicyKind } from "../contract/policies";
 import { codeExtension, type ImportReport } from "./model";
 import { FileNameAllocator } from "./names";
 import type { UsablePolicy } from "./plan";

@@ -1,4 +1,5 @@
-import type { Policy, PolicyKind } from "../client/policies";
+import type { Policy } from "../client/policies";
+import type { PolicyKind } from "../contract/policies";
 import type { ModuleVersionDeprecationInputs } from "../resources/module-version-deprecation";
 
 /** One policy as the service holds it, with its sets and code (`null` when the service holds none). */

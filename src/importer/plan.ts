@@ -1,4 +1,4 @@
-import { policyNamePattern } from "../client/policies";
+import { policyNamePattern } from "../contract/policies";
 import { renderFolders } from "./folder";
 import {
   codeExtension,

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
-import { enforcementLevelsByKind, maxPolicyCodeBytes, type PolicyKind, policyNamePattern } from "../client/policies";
+import { enforcementLevelsByKind, maxPolicyCodeBytes, type PolicyKind, policyNamePattern } from "../contract/policies";
 import { blockAddress, type HclBlock, lineOf, parseBlocks } from "./hcl";
 import { Opa, OpaError, type OpaProblem, type RegoModule, type RegoVersion } from "./opa";
 import { decodeUtf8, definesMain, importsOf, sentinelFmtCheck } from "./sentinel";

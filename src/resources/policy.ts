@@ -4,15 +4,14 @@ import { resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError, TfeConnectionError } from "../client/errors";
+import type { Policy as ServicePolicy, UpdatePolicyOptions } from "../client/policies";
 import {
   maxPolicyCodeBytes,
   type PolicyKind,
   policyKinds,
   policyNamePattern,
   policyRuleViolations,
-  type Policy as ServicePolicy,
-  type UpdatePolicyOptions,
-} from "../client/policies";
+} from "../contract/policies";
 import {
   type CheckFailure,
   ContextProvider,
