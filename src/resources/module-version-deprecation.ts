@@ -1,4 +1,4 @@
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import type { ModuleVersionAddress } from "../client/module-versions";
@@ -11,7 +11,7 @@ import {
   defaultOrganization,
   isUnknown,
 } from "./provider-context";
-import { thinProvider } from "./shim";
+import { ShimResource } from "./shim";
 
 export interface ModuleVersionDeprecationArgs {
   /** Organization that owns the private module; default: stack config `tfe:organization`, then `TFE_ORGANIZATION`. */
@@ -183,7 +183,28 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
 
   async create(inputs: ModuleVersionDeprecationInputs): Promise<pulumi.dynamic.CreateResult> {
     const address = addressOf(inputs);
+    const held = await this.heldDeprecation(address);
+    // Already deprecated with this reason and link: taken over as it is. Deprecating again would be a write that
+    // changes nothing the program says, and the service would record a new deprecation.
+    if (held?.reason.startsWith(inputs.reason.trim()) && (held.link || null) === inputs.link) {
+      return { id: deprecationId(address), outs: { ...inputs, deprecationId: null, effectiveReason: held.reason } };
+    }
     return { id: deprecationId(address), outs: await this.deprecate(inputs) };
+  }
+
+  /** The version's deprecation, or null; a failed read leaves the deprecate request to report the cause. */
+  private async heldDeprecation(
+    address: ModuleVersionAddress,
+  ): Promise<{ reason: string; link: string | null } | null> {
+    const record = await this.context.client.registry
+      .getModuleVersion({
+        namespace: address.organization,
+        name: address.name,
+        provider: address.provider,
+        version: address.version,
+      })
+      .catch(() => null);
+    return record?.deprecation ?? null;
   }
 
   async update(
@@ -264,7 +285,7 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
  * The deprecation of one version of a private-registry module: the version is deprecated while the resource
  * exists, and fully reinstated when it is destroyed. Type token `pulumi-nodejs:dynamic/tfe:ModuleVersionDeprecation`.
  */
-export class ModuleVersionDeprecation extends pulumi.dynamic.Resource {
+export class ModuleVersionDeprecation extends ShimResource {
   declare readonly organization: pulumi.Output<string>;
   declare readonly moduleName: pulumi.Output<string>;
   declare readonly moduleProvider: pulumi.Output<string>;
@@ -290,7 +311,7 @@ export class ModuleVersionDeprecation extends pulumi.dynamic.Resource {
           link: undefined,
         }
       : { ...outputsOnly, link: undefined, ...args, organization: args.organization ?? defaultOrganization() };
-    super(thinProvider("ModuleVersionDeprecation"), name, props, opts, "tfe", "ModuleVersionDeprecation");
+    super("ModuleVersionDeprecation", name, props, opts);
   }
 
   /** Reads an existing deprecation by id (`<organization>/<moduleName>/<moduleProvider>/<version>`), unmanaged. */

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import { jsonApiMediaType } from "../client/jsonapi";
+import { jsonApiMediaType } from "../contract/jsonapi";
 import { authenticate } from "./auth";
 import type { UrlSigner } from "./download-origin";
 import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
@@ -18,8 +18,6 @@ import type { Storage } from "./storage";
 export const maxJsonBodyBytes = 1024 * 1024;
 /** What `TFP-API-Version` reports: the API version whose behaviour this server follows. */
 export const apiVersion = "2.6";
-/** `X-RateLimit-Limit` when no limit is enforced: the service's documented 30 requests per second. */
-export const serviceRateLimit = 30;
 
 export interface AppContext {
   storage: Storage;
@@ -101,7 +99,9 @@ export function buildApp(context: AppContext): FastifyInstance {
         at: new Date().toISOString(),
       }),
     );
-    reply.header("x-ratelimit-limit", String(context.rateLimit?.limit ?? serviceRateLimit));
+    // Advertised only where enforced: clients pace to this header, so a limit that is not there would slow them
+    // for nothing. The service always enforces and sends it (30); `--rate-limit 30` reproduces that.
+    if (context.rateLimit) reply.header("x-ratelimit-limit", String(context.rateLimit.limit));
     if (needsToken(request.url)) {
       request.principal = authenticate(context.storage, request.headers.authorization);
       const verdict = context.rateLimit?.take(request.principal.token);

@@ -2,15 +2,20 @@ import { type ChildProcess, execFile, execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { engineLogArgs, type LanguageHost, launchedLanguageHost, splitEngineLog } from "./language-host";
 
 const repoRoot = resolve(__dirname, "..", "..");
 
 export interface PulumiRun {
   code: number;
   stdout: string;
+  /** What the user sees on stderr; the engine's log is kept apart in `engineLog`. */
   stderr: string;
   /** stdout and stderr together, for messages and `toContain` checks. */
   output: string;
+  engineLog: string;
+  /** Pulumi's Node.js language host that the engine's log says ran the program, if the run ran it. */
+  languageHost?: LanguageHost;
 }
 
 /**
@@ -19,8 +24,13 @@ export interface PulumiRun {
  * `@pulumi/pulumi` exactly as a user's program does, from one copy each.
  */
 export class PulumiProject {
-  /** The output of every command run so far (not the command lines, which hold `config set --secret` values). */
+  /**
+   * What every command so far showed the user, for scans of what Pulumi printed. Not the command lines (they hold
+   * `config set --secret` values), and not the engine's `-v=9` log, which is in `engineLogs`.
+   */
   readonly transcript: string[] = [];
+  /** The engine log of every command so far: `-v=9` prints each provider's configuration, secrets decrypted. */
+  readonly engineLogs: string[] = [];
 
   private constructor(
     readonly dir: string,
@@ -72,7 +82,11 @@ export class PulumiProject {
     this.env = { ...this.env, ...variables };
   }
 
-  /** Runs `pulumi <args>`; throws with the output unless it exits 0 or `allowFailure` is set. */
+  /**
+   * Runs `pulumi <args>` with the engine's log on, and reads from it which language host ran the program: a run
+   * under anything but Pulumi's own Node.js host throws. Throws with the output unless it exits 0 or
+   * `allowFailure` is set.
+   */
   run(args: string[], options: { allowFailure?: boolean } = {}): Promise<PulumiRun> {
     return this.start(args, options).finished;
   }
@@ -80,21 +94,22 @@ export class PulumiProject {
   /** Starts `pulumi <args>` and returns at once: `finished` settles as `run` does; `kill` ends it abruptly. */
   start(args: string[], options: { allowFailure?: boolean } = {}): StartedRun {
     let child: ChildProcess | undefined;
-    const finished = new Promise<PulumiRun>((resolveRun, reject) => {
+    const exited = new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
       child = execFile(
         "pulumi",
-        [...args, "--non-interactive", "--stack", this.stack],
-        { cwd: this.dir, env: this.env, maxBuffer: 64 * 1024 * 1024 },
-        (error, stdout, stderr) => {
-          const run = { code: error ? Number(error.code ?? 1) : 0, stdout, stderr, output: `${stdout}\n${stderr}` };
-          this.transcript.push(run.output);
-          if (error && !options.allowFailure) {
-            reject(new Error(`pulumi ${args.join(" ")} exited ${run.code}:\n${run.output}`));
-          } else {
-            resolveRun(run);
-          }
-        },
+        [...args, "--non-interactive", "--stack", this.stack, ...engineLogArgs],
+        { cwd: this.dir, env: this.env, maxBuffer: 256 * 1024 * 1024 },
+        (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
+    });
+    const finished = exited.then(async ({ code, stdout, stderr }) => {
+      const { engineLog, userStderr } = splitEngineLog(stderr);
+      const output = `${stdout}\n${userStderr}`;
+      this.transcript.push(output);
+      this.engineLogs.push(engineLog);
+      if (code !== 0 && !options.allowFailure) throw new Error(`pulumi ${args.join(" ")} exited ${code}:\n${output}`);
+      const languageHost = await launchedLanguageHost(engineLog);
+      return { code, stdout, stderr: userStderr, output, engineLog, languageHost };
     });
     return { finished, kill: () => killProcessTree(child?.pid) };
   }
