@@ -26,7 +26,17 @@ export interface ResolvedClientConfig {
   token: string;
   /** Where the token came from, for messages (never the token itself). */
   tokenSource: "explicit" | "stack config tfe:token" | "TFE_TOKEN" | `credentials file ${string}`;
+  /** Where the address came from, for messages. */
+  addressSource: AddressSource;
 }
+
+type AddressSource =
+  | "explicit"
+  | "stack config tfe:address"
+  | "stack config tfe:hostname"
+  | "TFE_ADDRESS"
+  | "TFE_HOSTNAME"
+  | "default";
 
 /**
  * Resolves address and token from, in order: explicit values, Pulumi stack config (`tfe:address` /
@@ -36,23 +46,27 @@ export interface ResolvedClientConfig {
 export function resolveClientConfig(inputs: ClientConfigInputs = {}): ResolvedClientConfig {
   const env = inputs.env ?? process.env;
   const config = inputs.stackConfig;
-  const address = normalizeAddress(
-    nonEmpty(inputs.address) ??
-      hostnameAddress(inputs.hostname) ??
-      nonEmpty(config?.get("address")) ??
-      hostnameAddress(config?.get("hostname")) ??
-      nonEmpty(env.TFE_ADDRESS) ??
-      hostnameAddress(nonEmpty(env.TFE_HOSTNAME)) ??
-      defaultAddress,
-  );
+  const candidates: [string | undefined, AddressSource][] = [
+    [nonEmpty(inputs.address), "explicit"],
+    [hostnameAddress(inputs.hostname), "explicit"],
+    [nonEmpty(config?.get("address")), "stack config tfe:address"],
+    [hostnameAddress(config?.get("hostname")), "stack config tfe:hostname"],
+    [nonEmpty(env.TFE_ADDRESS), "TFE_ADDRESS"],
+    [hostnameAddress(nonEmpty(env.TFE_HOSTNAME)), "TFE_HOSTNAME"],
+  ];
+  const [chosen = defaultAddress, addressSource] = candidates.find(([value]) => value !== undefined) ?? [
+    defaultAddress,
+    "default",
+  ];
+  const address = normalizeAddress(chosen);
   const hostname = new URL(address).host;
 
   const explicit = nonEmpty(inputs.token);
-  if (explicit) return { address, hostname, token: explicit, tokenSource: "explicit" };
+  if (explicit) return { address, hostname, token: explicit, tokenSource: "explicit", addressSource };
   const fromConfig = nonEmpty(config?.get("token"));
-  if (fromConfig) return { address, hostname, token: fromConfig, tokenSource: "stack config tfe:token" };
+  if (fromConfig) return { address, hostname, token: fromConfig, tokenSource: "stack config tfe:token", addressSource };
   const fromEnv = nonEmpty(env.TFE_TOKEN);
-  if (fromEnv) return { address, hostname, token: fromEnv, tokenSource: "TFE_TOKEN" };
+  if (fromEnv) return { address, hostname, token: fromEnv, tokenSource: "TFE_TOKEN", addressSource };
   // Terraform reads credentials blocks of the CLI config file and, besides them, the file `terraform login`
   // writes; a TF_CLI_CONFIG_FILE set for other settings must not hide a login.
   const credentialsFiles = [
@@ -61,7 +75,9 @@ export function resolveClientConfig(inputs: ClientConfigInputs = {}): ResolvedCl
   ].filter((path) => path !== undefined);
   for (const file of credentialsFiles) {
     const fromFile = tokenFromCredentialsFile(file, hostname);
-    if (fromFile) return { address, hostname, token: fromFile, tokenSource: `credentials file ${file}` };
+    if (fromFile) {
+      return { address, hostname, token: fromFile, tokenSource: `credentials file ${file}`, addressSource };
+    }
   }
 
   throw new TfeConfigError(

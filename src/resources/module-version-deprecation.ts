@@ -110,7 +110,7 @@ function describeFailure(action: string, address: ModuleVersionAddress, error: u
         error.message,
     );
   }
-  return new Error(`${subject} failed: ${(error as Error).message}`);
+  return new Error(`${subject} failed: ${(error as Error).message}`, { cause: error });
 }
 
 /**

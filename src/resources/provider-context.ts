@@ -1,5 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { TfeClient } from "../client/client";
+import { resolveClientConfig } from "../client/config";
+import { TfeApiError, TfeConnectionError } from "../client/errors";
 import { segmentProblem } from "../contract/paths";
 
 /** The value Pulumi puts in inputs that are not known yet (outputs of other resources during preview). */
@@ -42,6 +44,45 @@ export class ProviderContext {
   useClient(client: TfeClient): void {
     this.cachedClient = client;
   }
+
+  /**
+   * Appends to a failure of `read` or `delete` what to run when the token or address it used may be stale: a 401
+   * with `tfe:token` from stack config, or no connection with the address from stack config. Pulumi configures the
+   * provider of `refresh`, `destroy` and the refresh part of `preview --refresh` with the stack config it recorded
+   * at the last `up`, not with the current one (the program, which registers the provider anew, does not run), so
+   * a rotated token or a moved address takes effect there only with `--run-program`.
+   */
+  adviseOnRecordedConfig(error: unknown, operation: "read" | "delete"): unknown {
+    const cause = tfeCause(error);
+    if (!(error instanceof Error) || !cause || !this.stackConfig) return error;
+    let sources: ReturnType<typeof resolveClientConfig>;
+    try {
+      sources = resolveClientConfig({ stackConfig: this.stackConfig });
+    } catch {
+      return error;
+    }
+    const setting =
+      cause instanceof TfeApiError
+        ? cause.status === 401 && sources.tokenSource === "stack config tfe:token" && "tfe:token"
+        : sources.addressSource.startsWith("stack config ") && sources.addressSource.slice("stack config ".length);
+    if (!setting) return error;
+    const command =
+      operation === "read"
+        ? '"pulumi refresh --run-program" (or "pulumi preview --refresh --run-program")'
+        : '"pulumi destroy --run-program"';
+    error.message +=
+      `. This used ${setting} as Pulumi recorded it at the last "pulumi up": refresh and destroy do not read the ` +
+      `stack config of now. If ${setting} changed since, run ${command} once, which also records the new value`;
+    return error;
+  }
+}
+
+/** The client's error behind `error`, following `cause` through the messages resources wrap around it. */
+function tfeCause(error: unknown): TfeApiError | TfeConnectionError | undefined {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    if (current instanceof TfeApiError || current instanceof TfeConnectionError) return current;
+  }
+  return undefined;
 }
 
 /** What every provider of this library starts from: its context, configured by the engine. */
@@ -51,6 +92,27 @@ export abstract class ContextProvider {
   async configure(request: pulumi.dynamic.ConfigureRequest): Promise<void> {
     this.context.configure(request);
   }
+}
+
+/**
+ * `provider`, its `read` and `delete` failures carrying {@link ProviderContext.adviseOnRecordedConfig}: the two
+ * operations `refresh` and `destroy` run with the recorded stack config.
+ */
+export function withRecordedConfigAdvice<P extends ContextProvider & pulumi.dynamic.ResourceProvider>(provider: P): P {
+  const { read, delete: remove } = provider;
+  if (read) {
+    provider.read = (id, props) =>
+      read.call(provider, id, props).catch((error: unknown) => {
+        throw provider.context.adviseOnRecordedConfig(error, "read");
+      });
+  }
+  if (remove) {
+    provider.delete = (id, props) =>
+      remove.call(provider, id, props).catch((error: unknown) => {
+        throw provider.context.adviseOnRecordedConfig(error, "delete");
+      });
+  }
+  return provider;
 }
 
 /** In a Pulumi program: the organization a resource uses when none is given (`tfe:organization`, then the env). */

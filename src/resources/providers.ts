@@ -2,10 +2,10 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";
-import type { ProviderContext } from "./provider-context";
+import { type ProviderContext, withRecordedConfigAdvice } from "./provider-context";
 import type { ProviderType } from "./shim";
 
 export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & { context: ProviderContext }> = {
-  Policy: new PolicyProvider(),
-  ModuleVersionDeprecation: new ModuleVersionDeprecationProvider(),
+  Policy: withRecordedConfigAdvice(new PolicyProvider()),
+  ModuleVersionDeprecation: withRecordedConfigAdvice(new ModuleVersionDeprecationProvider()),
 };

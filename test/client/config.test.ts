@@ -72,6 +72,20 @@ describe("resolveClientConfig", () => {
     expect(resolveClientConfig({ env: {}, homeDirectory }).address).toBe("https://app.terraform.io");
   });
 
+  it("says where the address came from, so a failure can name the setting to change", () => {
+    const env = { TFE_ADDRESS: "https://env.example.com", TFE_HOSTNAME: "host.example.com" };
+    const source = (inputs: Parameters<typeof resolveClientConfig>[0]) =>
+      resolveClientConfig({ token: "t", ...inputs }).addressSource;
+    expect(source({ hostname: "tfe.example.com", env })).toBe("explicit");
+    expect(source({ stackConfig: stackConfig({ address: "https://a.example.com" }), env })).toBe(
+      "stack config tfe:address",
+    );
+    expect(source({ stackConfig: stackConfig({ hostname: "h.example.com" }), env })).toBe("stack config tfe:hostname");
+    expect(source({ stackConfig: stackConfig({}), env })).toBe("TFE_ADDRESS");
+    expect(source({ env: { TFE_HOSTNAME: "host.example.com" } })).toBe("TFE_HOSTNAME");
+    expect(source({ env: {} })).toBe("default");
+  });
+
   it("reads HCL credentials blocks from TF_CLI_CONFIG_FILE", () => {
     const homeDirectory = homeWithLogin({});
     const cliConfig = join(homeDirectory, "terraform.rc");
