@@ -58,7 +58,7 @@ function seed() {
 
 interface RunReport {
   command: string;
-  exitCode: number;
+  exitCodes: number[];
   requests: number;
   answered503: number;
   resets: number;
@@ -70,38 +70,46 @@ describe("under faults and a 429 storm, runs of 50 policies and 10 deprecations 
   const servers: RunningServer[] = [];
   const reports: RunReport[] = [];
 
-  /** Runs a command and records what the server saw meanwhile. */
-  const runMeasured = async (server: RunningServer, args: string[]): Promise<PulumiRun> => {
+  /** Runs a command in each of `projects` at once and records what the server saw meanwhile. */
+  const runMeasured = async (server: RunningServer, args: string[], projects = [project]): Promise<PulumiRun[]> => {
     server.requestLog.clear();
-    const run = await project.run(args, { allowFailure: true });
+    const runs = await Promise.all(projects.map((each) => each.run(args, { allowFailure: true })));
     const entries = server.requestLog.entries().filter((entry) => entry.origin === "api");
     reports.push({
-      command: args.slice(0, 2).join(" "),
-      exitCode: run.code,
+      command: `${args.slice(0, 2).join(" ")} in ${projects.length} project(s)`,
+      exitCodes: runs.map((run) => run.code),
       requests: entries.length,
       answered503: entries.filter((entry) => entry.status === 503).length,
       resets: entries.filter((entry) => entry.status === 0).length,
       answered429: entries.filter((entry) => entry.status === 429).length,
     });
-    return run;
+    return runs;
   };
 
   /** Runs `args` until it succeeds, at most `maxRuns` times, checking the invariants after each run. */
   const converge = async (server: RunningServer, args: string[], maxRuns: number) => {
     for (let attempt = 1; ; attempt++) {
-      const run = await runMeasured(server, args);
+      const [run] = await runMeasured(server, args);
       await expectServiceMatchesState(server);
-      if (run.code === 0) return attempt;
-      if (attempt >= maxRuns) throw new Error(`pulumi ${args.join(" ")} failed ${attempt} times:\n${run.output}`);
+      if (run!.code === 0) return attempt;
+      if (attempt >= maxRuns) throw new Error(`pulumi ${args.join(" ")} failed ${attempt} times:\n${run!.output}`);
+    }
+  };
+
+  const policiesOnServiceWith = async (server: RunningServer) => {
+    const client = new TfeClient({ address: server.url, token, rateLimit: false });
+    try {
+      return await policiesOnService(client, organization);
+    } finally {
+      await client.close();
     }
   };
 
   /** What is on the service against what is in state, read with the faults switched off. */
   const expectServiceMatchesState = async (server: RunningServer) => {
     server.setFaults([]);
-    const client = new TfeClient({ address: server.url, token, rateLimit: false });
     try {
-      const onService = await policiesOnService(client, organization);
+      const onService = await policiesOnServiceWith(server);
       const inState = policyIdsInState(await stackState(project));
       const names = onService.map((policy) => policy.name);
       expect(names.length, "a policy is on the service twice").toBe(new Set(names).size);
@@ -118,7 +126,6 @@ describe("under faults and a 429 storm, runs of 50 policies and 10 deprecations 
         "policies in state that are not on the service",
       ).toEqual([]);
     } finally {
-      await client.close();
       server.setFaults(faultPlan);
     }
   };
@@ -173,16 +180,36 @@ describe("under faults and a 429 storm, runs of 50 policies and 10 deprecations 
     await expectNoTokenInPlainText([token], project, [server], { storedAs: "stack config secret" });
   }, 600_000);
 
-  it("a 429 storm (5 requests per second): up and destroy complete in one run each", async () => {
+  it("a 429 storm (5 requests per second, two stacks on one token at once): up and destroy complete", async () => {
     const server = await startServer({ seed: seed(), rateLimit: 5 });
     servers.push(server);
-    await project.run(["config", "set", "tfe:address", server.url]);
-
-    const up = await runMeasured(server, ["up", "--yes", "--skip-preview"]);
-    expect(up.code, up.output).toBe(0);
-    expect(reports.at(-1)!.answered429, "the server limited no request").toBeGreaterThan(0);
-    const destroy = await runMeasured(server, ["destroy", "--yes"]);
-    expect(destroy.code, destroy.output).toBe(0);
-    await expectNoTokenInPlainText([token], project, [server], { storedAs: "stack config secret" });
+    // A second team's stack with the same token: each process paces itself to the advertised limit, so only
+    // the two together go over it, as parallel CI jobs do.
+    const other = await PulumiProject.create({
+      name: "tfe-faults-other",
+      files: {
+        "index.js": programSource,
+        "spec.json": JSON.stringify({
+          policies: spec.policies.slice(0, 20).map((policy) => ({ ...policy, resource: `other-${policy.resource}` })),
+          deprecations: [],
+        }),
+      },
+      config: { "tfe:organization": organization, "tfe:address": server.url },
+      secrets: { "tfe:token": token },
+    });
+    try {
+      await project.run(["config", "set", "tfe:address", server.url]);
+      const ups = await runMeasured(server, ["up", "--yes", "--skip-preview"], [project, other]);
+      for (const up of ups) expect(up.code, up.output).toBe(0);
+      expect(reports.at(-1)!.answered429, "the two stacks never went over the limit").toBeGreaterThan(0);
+      expect((await policiesOnServiceWith(server)).length).toBe(70);
+      const destroys = await runMeasured(server, ["destroy", "--yes"], [project, other]);
+      for (const destroy of destroys) expect(destroy.code, destroy.output).toBe(0);
+      expect(await policiesOnServiceWith(server)).toEqual([]);
+      await expectNoTokenInPlainText([token], project, [server], { storedAs: "stack config secret" });
+      await expectNoTokenInPlainText([token], other, [server], { storedAs: "stack config secret" });
+    } finally {
+      await other.dispose();
+    }
   }, 600_000);
 });
