@@ -273,14 +273,19 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
         return { policy: await createWithoutDuplicate(client, inputs), createdHere: true };
       } catch (error) {
         if (!isNameTaken(error)) throw error;
+        found = await findByName(client, inputs.organization, inputs.name);
+        if (!found) throw error;
         if (!inputs.adoptExisting) {
+          const existing = await client.policies.read(found.id);
+          if (await isLeftoverOfThisCreate(client, existing, inputs)) {
+            // Without code it is as good as just created here: a failed upload deletes it again.
+            return { policy: existing, createdHere: existing.updatedAt === null };
+          }
           throw new Error(
             `a policy named "${inputs.name}" already exists in organization "${inputs.organization}": ` +
               "choose another name, or set adoptExisting: true to manage the existing policy with this program",
           );
         }
-        found = await findByName(client, inputs.organization, inputs.name);
-        if (!found) throw error;
       }
     }
     // Read by id: a list response may leave the policy-sets relationship out (spec 2.1).
@@ -450,6 +455,21 @@ async function createWithoutDuplicate(client: TfeClient, inputs: PolicyInputs): 
       if (existing) throw error;
     }
   }
+}
+
+/**
+ * Whether the policy holding the name is what a killed run of this very create left behind (its POST went through,
+ * the state never recorded it): what the declaration sets is all the same, and its code is the same or not
+ * uploaded yet. Taking such a policy over changes nothing on the service, so the run after an interruption
+ * converges instead of failing on the taken name; a policy that differs in anything stays someone else's.
+ */
+async function isLeftoverOfThisCreate(client: TfeClient, existing: ServicePolicy, inputs: PolicyInputs) {
+  if (existing.kind !== inputs.kind || !sameValue([...(existing.policySetIds ?? [])].sort(), inputs.policySetIds)) {
+    return false;
+  }
+  if (Object.keys(attributeChanges(toOutputs(inputs, existing, null, 0), inputs)).length > 0) return false;
+  if (existing.updatedAt === null) return true;
+  return (await downloadCode(client, existing.id))?.equals(loadCode(inputs)) ?? false;
 }
 
 /**

@@ -354,6 +354,48 @@ describe("create", () => {
     expect(outs).toMatchObject({ enforcementLevel: "advisory", description: "adopted" });
     expect((await client.policies.download(id)).toString()).toBe("main = rule { true }\n");
   });
+
+  it("takes over what a killed run of the same create left, with its code or without, instead of failing", async () => {
+    const withoutCode = await client.policies.create(organization, {
+      name: "require-tags",
+      enforcementLevel: "advisory",
+    });
+    server.requestLog.clear();
+    const first = await created();
+    expect(first.id).toBe(withoutCode.id);
+    expect((await client.policies.download(first.id)).toString()).toBe("main = rule { true }\n");
+    expect(server.requestLog.entries().filter((entry) => entry.method !== "GET")).toHaveLength(2);
+
+    server.requestLog.clear();
+    const second = await created();
+    expect(second.id).toBe(withoutCode.id);
+    expect(
+      server.requestLog
+        .entries()
+        .filter((entry) => entry.method !== "GET")
+        .map((entry) => entry.method),
+    ).toEqual(["POST"]);
+  });
+
+  it.each([
+    ["another description", { description: "theirs" }],
+    ["another level", { enforcementLevel: "hard-mandatory" }],
+  ])("still refuses a taken name when the policy there has %s", async (_case, difference) => {
+    const theirs = await client.policies.create(organization, {
+      name: "require-tags",
+      enforcementLevel: "advisory",
+      ...difference,
+    } as Parameters<typeof client.policies.create>[1]);
+    await expect(created()).rejects.toThrow(/already exists.*adoptExisting: true/);
+    expect((await client.policies.read(theirs.id)).updatedAt).toBeNull();
+  });
+
+  it("still refuses a taken name when the policy there holds other code", async () => {
+    const theirs = await client.policies.create(organization, { name: "require-tags", enforcementLevel: "advisory" });
+    await client.policies.upload(theirs.id, "main = rule { false }\n");
+    await expect(created()).rejects.toThrow(/already exists.*adoptExisting: true/);
+    expect((await client.policies.download(theirs.id)).toString()).toBe("main = rule { false }\n");
+  });
 });
 
 describe("read", () => {

@@ -1,0 +1,143 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TfeClient } from "../../src/client";
+import type { FaultRule, RequestLogEntry, RunningServer } from "../../src/server";
+import { startSeededServer } from "../seeded-server";
+import { PulumiProject } from "./pulumi-project";
+import { policiesOnService, policyIdsInState, stackState } from "./service-and-state";
+import { expectNoTokenInPlainText } from "./token-scan";
+
+// `pulumi up` killed (SIGKILL, the CLI and its plugins at once, as a runner that dies) at three points, then what
+// README tells a user to do after a cancelled run: `pulumi cancel`, `pulumi refresh --clear-pending-creates`,
+// `pulumi up`. The run converges: every declared policy in state once, nothing on the service outside the state,
+// no policy without code, no pending operation left.
+
+const organization = "acme";
+const token = "interrupt-token-0123456789abcdef";
+const programSource = readFileSync(join(__dirname, "program", "index.js"), "utf8");
+const versions = ["1.0.0", "1.0.1", "1.0.2"];
+const slowMs = 1500;
+
+const policies = Array.from({ length: 12 }, (_, index) => ({
+  resource: `policy-${index}`,
+  enforcementLevel: index % 2 === 0 ? "advisory" : "soft-mandatory",
+  code: `# interrupted ${index}\nmain = rule { true }\n`,
+}));
+const deprecations = versions.map((version) => ({
+  resource: `vpc-${version}`,
+  moduleName: "vpc",
+  moduleProvider: "aws",
+  version,
+  reason: `Version ${version} is superseded`,
+}));
+
+const recovery = [
+  ["cancel", "--yes"],
+  ["refresh", "--yes", "--clear-pending-creates"],
+  ["up", "--yes", "--skip-preview"],
+];
+
+describe("a pulumi up killed midway converges after cancel, refresh and up", () => {
+  let server: RunningServer;
+  let client: TfeClient;
+  let project: PulumiProject;
+
+  const declare = (spec: { policies: typeof policies; deprecations: typeof deprecations }) =>
+    project.writeFile("spec.json", JSON.stringify(spec));
+
+  /** Starts `pulumi up` with `slowRoute` slowed down and kills it once `killWhen` holds for the request log. */
+  const killUpWhen = async (slowRoute: FaultRule["route"], killWhen: (entries: RequestLogEntry[]) => boolean) => {
+    server.requestLog.clear();
+    server.setFaults([{ route: slowRoute, latencyMs: slowMs }]);
+    const started = project.start(["up", "--yes", "--skip-preview"], { allowFailure: true });
+    let exited = false;
+    void started.finished.then(() => {
+      exited = true;
+    });
+    while (!killWhen(server.requestLog.entries()) && !exited) await sleep(20);
+    expect(exited, "pulumi up ended before the kill point").toBe(false);
+    started.kill();
+    const killed = await started.finished;
+    expect(killed.code).not.toBe(0);
+    // Requests the killed run had sent are still served (their answers are lost), as on the real service.
+    await sleep(slowMs + 500);
+    server.setFaults([]);
+    const state = await stackState(project);
+    const onService = await policiesOnService(client, organization);
+    const inState = policyIdsInState(state);
+    console.info(
+      `killed: ${state.pendingOperations.length} pending operations, ` +
+        `${onService.filter((policy) => !inState.includes(policy.id)).length} policies on the service outside the ` +
+        `state, ${onService.filter((policy) => policy.updatedAt === null).length} without code`,
+    );
+    expect(state.pendingOperations.length, "the kill left nothing to recover").toBeGreaterThan(0);
+  };
+
+  const recover = async () => {
+    for (const args of recovery) await project.run(args);
+  };
+
+  /** Service and state agree: what is declared is there once, with its code, and nothing else is. */
+  const expectConverged = async (declared: { policies: typeof policies; deprecations: typeof deprecations }) => {
+    const onService = await policiesOnService(client, organization);
+    const state = await stackState(project);
+    expect(state.pendingOperations).toEqual([]);
+    expect(onService.map((policy) => policy.name).sort()).toEqual(declared.policies.map((p) => p.resource).sort());
+    expect(onService.filter((policy) => policy.updatedAt === null).map((policy) => policy.name)).toEqual([]);
+    expect(policyIdsInState(state).sort()).toEqual(onService.map((policy) => policy.id).sort());
+    const held = await client.registry.listModuleVersions({ namespace: organization, name: "vpc", provider: "aws" });
+    const deprecated = held.filter((version) => version.deprecation !== null).map((version) => version.version);
+    expect(deprecated.sort()).toEqual(declared.deprecations.map((d) => d.version).sort());
+    await project.run(["preview", "--expect-no-changes"]);
+  };
+
+  beforeAll(async () => {
+    server = await startSeededServer({
+      organization,
+      token,
+      modules: [{ name: "vpc", provider: "aws", versions }],
+    });
+    client = new TfeClient({ address: server.url, token, rateLimit: false });
+    project = await PulumiProject.create({
+      name: "tfe-interrupted",
+      files: { "index.js": programSource },
+      config: { "tfe:address": server.url, "tfe:organization": organization },
+      secrets: { "tfe:token": token },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+    await project?.dispose();
+  });
+
+  it("killed after some creates, while the next POSTs are on their way", async () => {
+    await declare({ policies, deprecations });
+    const createsDone = (entries: RequestLogEntry[]) => entries.filter((entry) => entry.method === "PUT").length;
+    await killUpWhen("POST /api/v2/organizations/:organization/policies", (entries) => createsDone(entries) >= 3);
+    await recover();
+    await expectConverged({ policies, deprecations });
+  }, 300_000);
+
+  it("killed during uploads", async () => {
+    const more = [...policies, ...policies.map((policy) => ({ ...policy, resource: `${policy.resource}-b` }))];
+    await declare({ policies: more, deprecations });
+    const posted = (entries: RequestLogEntry[]) => entries.filter((entry) => entry.method === "POST").length;
+    await killUpWhen("PUT /api/v2/policies/:policyId/upload", (entries) => posted(entries) >= 4);
+    await recover();
+    await expectConverged({ policies: more, deprecations });
+  }, 300_000);
+
+  it("killed during deletes", async () => {
+    const kept = { policies: policies.slice(0, 2), deprecations: deprecations.slice(0, 1) };
+    await declare(kept);
+    const deleted = (entries: RequestLogEntry[]) => entries.filter((entry) => entry.method === "DELETE").length;
+    await killUpWhen("DELETE /api/v2/policies/:policyId", (entries) => deleted(entries) >= 3);
+    await recover();
+    await expectConverged(kept);
+    await expectNoTokenInPlainText([token], project, [server], { storedAs: "stack config secret" });
+  }, 300_000);
+});
