@@ -220,10 +220,13 @@ export class Transport {
     }
     const idempotent = idempotentMethods.has(spec.method);
 
+    // A 429 is the service saying when to come back, not a failure: only maxElapsedMs bounds those retries. Counted
+    // against maxRetries, several processes sharing a token ran one request's retries out on 429s alone.
+    let rateLimited = 0;
     for (let attempt = 1; ; attempt++) {
       await rateLimiter?.acquire();
       const mayRetry = (waitMs: number) =>
-        attempt <= retry.maxRetries && performance.now() - started + waitMs <= retry.maxElapsedMs;
+        attempt - rateLimited <= retry.maxRetries && performance.now() - started + waitMs <= retry.maxElapsedMs;
       let response: Omit<Response, "attempts">;
       try {
         // undici's own timers rather than an AbortSignal per attempt: they bound the wait for the answer and every
@@ -265,7 +268,10 @@ export class Transport {
       const status = response.statusCode;
       if ((retriedStatuses.has(status) || spec.retryStatuses?.includes(status)) && (idempotent || status === 429)) {
         const waitMs = serviceWait(response.headers) ?? backoff(retry, attempt);
-        if (status === 429) rateLimiter?.rejected(waitMs);
+        if (status === 429) {
+          rateLimiter?.rejected(waitMs);
+          rateLimited++;
+        }
         if (mayRetry(waitMs)) {
           await sleep(waitMs);
           continue;

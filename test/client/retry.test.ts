@@ -81,6 +81,24 @@ describe("retries of idempotent methods", () => {
   });
 });
 
+describe("429 answers", () => {
+  it("do not use up the retry budget: the service says when to come back, so only maxElapsedMs bounds them", async () => {
+    const limited = empty(429, { "x-ratelimit-reset": "0.01" });
+    const server = await startFaultServer(sequence(...Array.from({ length: 8 }, () => limited), showPolicy()));
+    await operations.PUT(testClient(server.url));
+    expect(server.requests).toHaveLength(9);
+  });
+
+  it("leave the budget for failures: 3 retries after 503s still end it, with 429s between them", async () => {
+    const limited = empty(429, { "x-ratelimit-reset": "0.01" });
+    const server = await startFaultServer(
+      sequence(limited, empty(503), limited, empty(503), limited, empty(503), limited, empty(503), showPolicy()),
+    );
+    const error = await rejection(() => operations.GET(testClient(server.url)));
+    expect(error).toMatchObject({ status: 503, attempts: 8 });
+  });
+});
+
 describe("POST is retried only where the request provably did not reach the service", () => {
   it("retries after 429", async () => {
     const server = await startFaultServer(sequence(empty(429), showPolicy()));
