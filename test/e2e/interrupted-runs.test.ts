@@ -79,7 +79,7 @@ describe("a pulumi up killed midway converges after cancel, refresh and up", () 
     for (const args of recovery) await project.run(args);
   };
 
-  /** Service and state agree: what is declared is there once, with its code, and nothing else is. */
+  /** Service and state agree: what is declared is there once, with its code, and nothing else is; no token shows. */
   const expectConverged = async (declared: { policies: typeof policies; deprecations: typeof deprecations }) => {
     const onService = await policiesOnService(client, organization);
     const state = await stackState(project);
@@ -91,6 +91,7 @@ describe("a pulumi up killed midway converges after cancel, refresh and up", () 
     const deprecated = held.filter((version) => version.deprecation !== null).map((version) => version.version);
     expect(deprecated.sort()).toEqual(declared.deprecations.map((d) => d.version).sort());
     await project.run(["preview", "--expect-no-changes"]);
+    await expectNoTokenInPlainText([token], project, [server], { storedAs: "stack config secret" });
   };
 
   beforeAll(async () => {
@@ -138,6 +139,5 @@ describe("a pulumi up killed midway converges after cancel, refresh and up", () 
     await killUpWhen("DELETE /api/v2/policies/:policyId", (entries) => deleted(entries) >= 3);
     await recover();
     await expectConverged(kept);
-    await expectNoTokenInPlainText([token], project, [server], { storedAs: "stack config secret" });
   }, 300_000);
 });

@@ -40,6 +40,7 @@ describe("a read or delete that a recorded token or address may explain", () => 
     const failure = provider.read("pol-abcdefghijklmnop", policyProps);
     await expect(failure).rejects.toThrow(/\(401\).*used tfe:token as Pulumi recorded it at the last "pulumi up"/);
     await expect(failure).rejects.toThrow(/run "pulumi refresh --run-program" \(or "pulumi preview --refresh/);
+    await expect(failure).rejects.not.toThrow("rotated-away-1");
   });
 
   it("names tfe:address and the destroy to run when the recorded address refuses the connection", async () => {
