@@ -13,6 +13,7 @@ import { registerPolicyRoutes } from "./routes/policies";
 import { registerRegistryRoutes } from "./routes/registry";
 import { registerUploadRoute, type UploadMetrics } from "./routes/upload";
 import type { Storage } from "./storage";
+import type { TlsCredentials } from "./tls";
 
 /** Largest JSON body accepted; policy code goes through the upload route, which has its own limit. */
 export const maxJsonBodyBytes = 1024 * 1024;
@@ -31,6 +32,8 @@ export interface AppContext {
   downloadOrigin: () => string;
   uploadMetrics: UploadMetrics;
   version: string;
+  /** Serve https with these; http without. */
+  tls?: TlsCredentials | undefined;
 }
 
 /**
@@ -62,6 +65,7 @@ async function applyFault(fault: Fault, request: FastifyRequest, reply: FastifyR
 
 export function buildApp(context: AppContext): FastifyInstance {
   const app = Fastify({
+    ...(context.tls ? { https: context.tls } : {}),
     logger: false,
     bodyLimit: maxJsonBodyBytes,
     forceCloseConnections: true,

@@ -1,7 +1,11 @@
 #!/usr/bin/env node
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { readFaultPlan } from "./faults";
 import { startServer } from "./index";
+import type { TlsCredentials } from "./tls";
 
 const usage = `Usage: tfe-governance-server [options]
 
@@ -19,6 +23,12 @@ Options:
                     "status":503,"share":0.5}] or {"seed":7,"rules":[...]}. A rule takes status (500, 502, 503, 504),
                     reset (true) and/or latencyMs, plus share (0-1, default 1), times (first N hits only) and
                     afterHandler (fail the answer after the change is made).
+  --tls             Serve https with a self-signed certificate made at start for localhost, 127.0.0.1, ::1 and
+                    --host. The certificate is written to a file the banner names; clients trust it with
+                    NODE_EXTRA_CA_CERTS=FILE (Node), SSL_CERT_FILE=FILE (Go: terraform, go-tfe) or curl --cacert FILE.
+  --tls-out FILE    Where --tls writes its certificate (default: a new temporary directory).
+  --tls-cert FILE   Serve https with this PEM certificate (chain) ...
+  --tls-key FILE    ... and this PEM private key.
   --quiet           Do not print the request log.
   --help            Show this text.
 
@@ -34,6 +44,10 @@ async function main(): Promise<void> {
       seed: { type: "string" },
       "rate-limit": { type: "string" },
       faults: { type: "string" },
+      tls: { type: "boolean", default: false },
+      "tls-out": { type: "string" },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
       quiet: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
@@ -53,6 +67,7 @@ async function main(): Promise<void> {
     return value;
   };
   const maxPort = 65_535;
+  const tls = tlsSettings(values);
   const server = await startServer({
     port: number("port", values.port, 0, maxPort),
     host: values.host,
@@ -61,7 +76,9 @@ async function main(): Promise<void> {
     ...(values.seed ? { seed: values.seed } : {}),
     ...(values["rate-limit"] !== undefined ? { rateLimit: number("rate-limit", values["rate-limit"], 1) } : {}),
     ...(values.faults ? { faults: readFaultPlan(values.faults) } : {}),
+    ...(tls ? { tls: tls.credentials } : {}),
   });
+  if (tls?.certificateFile) writeFileSync(tls.certificateFile, server.certificate ?? "");
   if (!values.quiet) {
     server.requestLog.onEntry((entry) =>
       process.stdout.write(
@@ -73,6 +90,12 @@ async function main(): Promise<void> {
     `tfe-governance-server listening on ${server.url}`,
     `download origin ${server.downloadOrigin}`,
     `data ${values.data}`,
+    ...(tls?.certificateFile
+      ? [
+          `tls certificate ${tls.certificateFile} (self-signed, made at start): trust it with`,
+          `  NODE_EXTRA_CA_CERTS=${tls.certificateFile} (Node, this library), SSL_CERT_FILE=${tls.certificateFile} (Go: terraform, go-tfe), curl --cacert ${tls.certificateFile}`,
+        ]
+      : []),
     "tokens:",
     ...server.tokens.map(
       (token) =>
@@ -89,6 +112,33 @@ async function main(): Promise<void> {
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+}
+
+function tlsSettings(values: {
+  tls: boolean;
+  "tls-out"?: string | undefined;
+  "tls-cert"?: string | undefined;
+  "tls-key"?: string | undefined;
+}): { credentials: TlsCredentials | "self-signed"; certificateFile?: string } | undefined {
+  const { "tls-cert": certFile, "tls-key": keyFile, "tls-out": outFile } = values;
+  if (values.tls) {
+    if (certFile || keyFile) {
+      throw new Error("--tls makes its own certificate: give either --tls or --tls-cert with --tls-key, not both");
+    }
+    const certificateFile = resolve(outFile ?? join(mkdtempSync(join(tmpdir(), "tfe-governance-server-")), "cert.pem"));
+    return { credentials: "self-signed", certificateFile };
+  }
+  if (outFile) throw new Error("--tls-out names where --tls writes its certificate: add --tls");
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new Error("--tls-cert and --tls-key go together: give both PEM files");
+  const read = (flag: string, file: string) => {
+    try {
+      return readFileSync(file, "utf8");
+    } catch (error) {
+      throw new Error(`--${flag} ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  return { credentials: { cert: read("tls-cert", certFile), key: read("tls-key", keyFile) } };
 }
 
 main().catch((error: unknown) => {

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
 import type { RequestLog } from "./request-log";
 import type { Storage } from "./storage";
+import type { TlsCredentials } from "./tls";
 
 /**
  * Signs temporary code URLs with a key made at start, so only this server run can mint them, and a URL stops
@@ -41,8 +42,18 @@ export class UrlSigner {
  * The second origin, standing in for the service's object storage: it answers signed URLs with the stored bytes
  * and takes no Authorization header, so a client must not need to send one there.
  */
-export function buildDownloadOrigin(storage: Storage, signer: UrlSigner, log: RequestLog): FastifyInstance {
-  const app = Fastify({ logger: false, forceCloseConnections: true, frameworkErrors: frameworkErrors("no body") });
+export function buildDownloadOrigin(
+  storage: Storage,
+  signer: UrlSigner,
+  log: RequestLog,
+  tls?: TlsCredentials,
+): FastifyInstance {
+  const app = Fastify({
+    ...(tls ? { https: tls } : {}),
+    logger: false,
+    forceCloseConnections: true,
+    frameworkErrors: frameworkErrors("no body"),
+  });
   installErrorHandling(app, "no body");
   app.setNotFoundHandler((request, reply) =>
     sendError(request, reply, ApiError.single(404, "not found", "Only signed /policy-code/ URLs are served here.")),

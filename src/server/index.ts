@@ -9,11 +9,13 @@ import { RequestLog } from "./request-log";
 import type { UploadMetrics } from "./routes/upload";
 import { applySeed, loadSeed, type Seed } from "./seed";
 import { type OrganizationRecord, Storage, type TokenRecord } from "./storage";
+import { localCertificate, type TlsCredentials } from "./tls";
 
 export type { FaultPlan, FaultRule } from "./faults";
 export type { RequestLog, RequestLogEntry } from "./request-log";
 export type { Seed } from "./seed";
 export type { OrganizationRecord, TokenRecord } from "./storage";
+export { selfSignedCertificate, type TlsCredentials } from "./tls";
 
 export interface ServerOptions {
   /** Port of the API; 0 (the default) picks a free one. */
@@ -32,6 +34,11 @@ export interface ServerOptions {
   faults?: FaultPlan;
   /** How long a signed download URL works; default 60 000 ms. */
   downloadUrlTtlMs?: number;
+  /**
+   * Serve both origins over https: with this certificate and key, or `"self-signed"` for one made at start for
+   * localhost, 127.0.0.1, ::1 and `host` (then in `certificate`, for clients to trust). Default: http.
+   */
+  tls?: TlsCredentials | "self-signed";
 }
 
 export interface RunningServer {
@@ -39,6 +46,8 @@ export interface RunningServer {
   url: string;
   /** Origin of the signed download URLs. */
   downloadOrigin: string;
+  /** The certificate (PEM) served over https; `undefined` over http. */
+  certificate: string | undefined;
   /** Every token the server accepts, with its organizations and permissions. */
   tokens: TokenRecord[];
   /** The first accepted token: the one to use when there is only one. */
@@ -72,6 +81,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     storage.close();
     throw error;
   }
+  const tls = options.tls === "self-signed" ? localCertificate(host) : options.tls;
   const log = new RequestLog();
   const signer = new UrlSigner(options.downloadUrlTtlMs ?? 60_000);
   const uploadMetrics: UploadMetrics = { peakBufferedBytes: 0 };
@@ -85,10 +95,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     downloadOrigin: () => downloadOrigin,
     uploadMetrics,
     version: packageVersion(),
+    tls,
   });
-  const downloads = buildDownloadOrigin(storage, signer, log);
+  const downloads = buildDownloadOrigin(storage, signer, log, tls);
   const originOf = (address: AddressInfo) =>
-    `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+    `${tls ? "https" : "http"}://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
   try {
     await downloads.listen({ port: options.downloadPort ?? 0, host });
     downloadOrigin = originOf(downloads.server.address() as AddressInfo);
@@ -102,6 +113,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   return {
     url: originOf(api.server.address() as AddressInfo),
     downloadOrigin,
+    certificate: tls?.cert,
     tokens,
     token: tokens[0]?.token ?? "",
     organizations: storage.organizations(),
