@@ -48,7 +48,8 @@ function pulumi(args, { quiet = false } = {}) {
 
 try {
   await pulumi(["stack", "select", "--create", stack], { quiet: true });
-  await pulumi(["up", "--yes", "--stack", stack]);
+  // Arguments after `npm run quickstart --` go to `pulumi up` (e.g. `--diff`, or `-v=9 --logflow --logtostderr`).
+  await pulumi(["up", "--yes", "--stack", stack, ...process.argv.slice(2)]);
 
   const client = new TfeClient({ address: server.url, token, rateLimit: false });
   console.log("\nWhat the local server now holds for organization acme:");

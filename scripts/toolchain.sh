@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Puts Node.js >= 22 and the Pulumi CLI (with a Node.js language host) on PATH, installing what is missing
+# Puts Node.js >= 22.19 and the Pulumi CLI with Pulumi's Node.js language host on PATH, installing what is missing
 # from the package registries only: Node from the npm registry, Pulumi built from the Go module proxy.
 # Source it, or use run-with-toolchain.sh. Everything it installs is cached by version outside the repo.
 set -euo pipefail
@@ -7,13 +7,16 @@ set -euo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tool_cache=${PULUMI_TFE_GOVERNANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-tfe-governance}
 node_major_wanted=24
+# The last release whose sdk/v3 module still holds Pulumi's Node.js language host: later releases moved it into a
+# module of its own, which the Go module proxy does not serve. README ("The two commands") says what it lacks.
+nodejs_language_host_version=3.68.0
 
 log() { echo "[toolchain] $*" >&2; }
 
-# node:sqlite (the local server's storage) needs no flag from Node 22.13 on.
+# The highest minimum among the dependencies: undici 8 declares engines >=22.19.0 (package.json says the same).
 node_is_recent() {
   node -e 'const [major, minor] = process.versions.node.split(".").map(Number);
-    process.exit(major > 22 || (major === 22 && minor >= 13) ? 0 : 1)' 2>/dev/null
+    process.exit(major > 22 || (major === 22 && minor >= 19) ? 0 : 1)' 2>/dev/null
 }
 
 ensure_node() {
@@ -33,58 +36,79 @@ ensure_node() {
 }
 
 pulumi_sdk_version() {
-  node -p 'require(require.resolve("@pulumi/pulumi/package.json", { paths: [process.argv[1]] })).version' "$repo_root"
+  local manifest="$repo_root/node_modules/@pulumi/pulumi/package.json"
+  if [ ! -f "$manifest" ]; then
+    log "@pulumi/pulumi is not installed, and the Pulumi CLI is built at its version: run 'npm ci' in $repo_root first"
+    exit 1
+  fi
+  node -p 'require(process.argv[1]).version' "$manifest"
 }
 
-# Builds the Pulumi CLI from the Go module proxy at the version of the installed @pulumi/pulumi.
-build_pulumi_cli() {
-  local version=$1 bin_dir=$2 work
+# Builds one program of github.com/pulumi/pulumi from the Go module proxy: a throwaway module requiring the given
+# modules at one version, with the first module's replace directives repeated (Go ignores a dependency's own, all
+# but the local-path ones), and the version stamped where `pulumi version` and the plugin's info read it.
+build_pulumi_program() {
+  local version=$1 package=$2 output=$3 work go_mod module
+  shift 3
   command -v go >/dev/null || {
-    log "no 'pulumi' on PATH and no Go toolchain to build it: install the Pulumi CLI $version, or Go >= 1.25"
+    log "no 'pulumi' with its Node.js language host on PATH, and no Go toolchain to build them: install the Pulumi CLI $version, or Go >= 1.25"
     exit 1
   }
   work=$(mktemp -d)
-  log "building the Pulumi CLI v$version from the Go module proxy (first run only; takes several minutes)"
   (
     cd "$work"
-    go mod init pulumi-cli-build >/dev/null 2>&1
-    go mod edit -require="github.com/pulumi/pulumi/pkg/v3@v$version" -require="github.com/pulumi/pulumi/sdk/v3@v$version"
-    # Replace directives of a dependency are ignored by Go, so repeat pkg's own (all but its local-path ones).
-    local pkg_mod
-    pkg_mod=$(go mod download -json "github.com/pulumi/pulumi/pkg/v3@v$version" | node -e \
+    go mod init pulumi-tfe-governance-build >/dev/null 2>&1
+    for module in "$@"; do go mod edit -require="$module@v$version"; done
+    go_mod=$(go mod download -json "$1@v$version" | node -e \
       'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).GoMod))')
-    node "$repo_root/scripts/go-mod-replaces.mjs" "$pkg_mod" | while read -r replacement; do
+    node "$repo_root/scripts/go-mod-replaces.mjs" "$go_mod" | while read -r replacement; do
       go mod edit -replace="$replacement"
     done
-    printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"\n' > tools.go
+    printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$package" > tools.go
     GOFLAGS=-mod=mod go mod tidy >&2
     go build -trimpath \
       -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$version" \
-      -o "$bin_dir/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi >&2
+      -o "$output" "$package" >&2
   )
   rm -rf "$work"
+}
+
+# Copies an executable into a directory unless the same file is there; by rename, so that a run still using the old
+# copy keeps it.
+place_beside() {
+  local dir=$1 source=$2 name
+  name=$(basename "$source")
+  cmp -s "$source" "$dir/$name" && return
+  cp "$source" "$dir/.$name.$$"
+  chmod +x "$dir/.$name.$$"
+  mv -f "$dir/.$name.$$" "$dir/$name"
 }
 
 ensure_pulumi() {
   if command -v pulumi >/dev/null && command -v pulumi-language-nodejs >/dev/null; then
     return
   fi
-  local version bin_dir
+  local version bin_dir language_host
   version=$(pulumi_sdk_version)
   bin_dir="$tool_cache/pulumi-v$version/bin"
   if [ ! -x "$bin_dir/pulumi" ]; then
+    log "building the Pulumi CLI v$version from the Go module proxy (first run only; takes several minutes)"
     mkdir -p "$bin_dir"
-    build_pulumi_cli "$version" "$bin_dir"
+    build_pulumi_program "$version" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi "$bin_dir/pulumi" \
+      github.com/pulumi/pulumi/pkg/v3 github.com/pulumi/pulumi/sdk/v3
   fi
-  # As in Pulumi's own distribution, the plugins sit beside the CLI: the dynamic provider script ships in
-  # @pulumi/pulumi; the Node.js language host module is not served by the Go module proxy, so this repository
-  # carries a small one (scripts/pulumi-language-nodejs.mjs) that runs programs with @pulumi/pulumi's cmd/run.
-  cp "$repo_root/node_modules/@pulumi/pulumi/pulumi-resource-pulumi-nodejs" "$bin_dir/"
-  printf '#!/bin/sh\nexec node "$PULUMI_TFE_GOVERNANCE_LANGUAGE_HOST" "$@"\n' > "$bin_dir/pulumi-language-nodejs"
-  chmod +x "$bin_dir/pulumi-language-nodejs" "$bin_dir/pulumi-resource-pulumi-nodejs"
-  export PULUMI_TFE_GOVERNANCE_LANGUAGE_HOST="$repo_root/scripts/pulumi-language-nodejs.mjs"
+  language_host="$tool_cache/pulumi-language-nodejs-v$nodejs_language_host_version/pulumi-language-nodejs"
+  if [ ! -x "$language_host" ]; then
+    log "building Pulumi's Node.js language host v$nodejs_language_host_version from the Go module proxy (first run only; about a minute)"
+    build_pulumi_program "$nodejs_language_host_version" github.com/pulumi/pulumi/sdk/v3/nodejs/cmd/pulumi-language-nodejs \
+      "$language_host" github.com/pulumi/pulumi/sdk/v3
+  fi
+  # Laid out as Pulumi's own distribution: the CLI loads the language host and the dynamic provider (which ships in
+  # @pulumi/pulumi) from beside itself.
+  place_beside "$bin_dir" "$language_host"
+  place_beside "$bin_dir" "$repo_root/node_modules/@pulumi/pulumi/pulumi-resource-pulumi-nodejs"
   export PATH="$bin_dir:$PATH"
-  log "using $(pulumi version) from $bin_dir"
+  log "using the Pulumi CLI $(pulumi version) and Pulumi's Node.js language host v$nodejs_language_host_version from $bin_dir"
 }
 
 offline_pulumi_environment() {
@@ -94,4 +118,5 @@ offline_pulumi_environment() {
 
 ensure_node
 ensure_pulumi
+source "$repo_root/scripts/opa.sh" && ensure_opa
 offline_pulumi_environment

@@ -1,8 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import { TfeClient } from "./client/client";
 import type { StackConfigSource } from "./client/config";
-import type { Policy, PolicyKind } from "./client/policies";
+import type { Policy } from "./client/policies";
 import type { RegistryModuleVersion, RegistryModuleVersionSummary } from "./client/registry";
+import type { PolicyKind } from "./contract/policies";
 
 /**
  * Where the read functions get their client: an explicit one, or one built from these values, then the stack

@@ -29,3 +29,4 @@ export {
   type ModuleVersionDeprecationArgs,
 } from "./resources/module-version-deprecation";
 export { Policy, type PolicyArgs } from "./resources/policy";
+export { PolicyFolder, type PolicyFolderArgs, type PolicyOverride } from "./resources/policy-folder";

@@ -1,3 +1,18 @@
+// The public face of `pulumi-tfe-governance/client`: the client, its options, what its calls take and return, and
+// its errors. The wire documents (zod schemas) and request builders stay internal, so a zod upgrade or a change of
+// wire parsing is never a breaking change of this package.
+
+export type { Pagination } from "../contract/jsonapi";
+export {
+  type EnforcementLevel,
+  enforcementLevels,
+  enforcementLevelsByKind,
+  maxPolicyCodeBytes,
+  type PolicyKind,
+  type PolicySortOrder,
+  policyKinds,
+  policySortOrders,
+} from "../contract/policies";
 export { defaultRequestsPerSecond, libraryVersion, TfeClient, type TfeClientOptions } from "./client";
 export {
   type ClientConfigInputs,
@@ -14,10 +29,26 @@ export {
   TfeError,
   TfeValidationError,
 } from "./errors";
-export * from "./jsonapi";
-export * from "./module-versions";
-export { pathSegment, segmentProblem } from "./paths";
-export * from "./policies";
+export type {
+  DeprecateOptions,
+  ModuleVersionAddress,
+  ModuleVersionDeprecation,
+  ModuleVersionsApi,
+} from "./module-versions";
+export type {
+  CreatePolicyOptions,
+  ListPoliciesOptions,
+  PoliciesApi,
+  Policy,
+  PolicyPage,
+  UpdatePolicyOptions,
+} from "./policies";
 export { RateLimiter } from "./rate-limiter";
-export * from "./registry";
+export type {
+  Deprecation,
+  RegistryApi,
+  RegistryModuleAddress,
+  RegistryModuleVersion,
+  RegistryModuleVersionSummary,
+} from "./registry";
 export { defaultRetryPolicy, type RetryPolicy } from "./transport";

@@ -1,5 +1,9 @@
-import { z } from "zod";
-import { resourceIdentifier } from "./jsonapi";
+import {
+  type DeprecatedStatus,
+  type DeprecationRecord,
+  moduleVersionDeprecationRequest,
+  moduleVersionDocument,
+} from "../contract/module-versions";
 import { pathSegment } from "./paths";
 import type { Transport } from "./transport";
 
@@ -10,45 +14,6 @@ export interface ModuleVersionAddress {
   provider: string;
   version: string;
 }
-
-const deprecatedStatus = z.strictObject({
-  "deprecated-status": z.literal("Deprecated"),
-  reason: z.string().trim().min(1, "is required: say why the version is deprecated"),
-  link: z.string().optional(),
-});
-const undeprecatedStatus = z.strictObject({ "deprecated-status": z.literal("Undeprecated") });
-
-/** Body of the module-version PATCH (spec 4.5 deprecate, 4.6 revert), validated strictly before it is sent. */
-export const moduleVersionDeprecationRequest = z.strictObject({
-  data: z.strictObject({
-    type: z.literal("module-versions"),
-    id: z.string().min(1).optional(),
-    attributes: z.strictObject({
-      deprecation: z.discriminatedUnion("deprecated-status", [deprecatedStatus, undeprecatedStatus]),
-    }),
-  }),
-});
-export type ModuleVersionDeprecationRequest = z.infer<typeof moduleVersionDeprecationRequest>;
-
-/** A `deprecations` record in `included`. */
-export const deprecationRecord = z.object({
-  id: z.string(),
-  type: z.literal("deprecations"),
-  attributes: z.object({ reason: z.string().nullish(), link: z.string().nullish() }).optional(),
-});
-
-/**
- * Response to either PATCH. The deprecate response has `relationships.deprecation` and `included`; the revert
- * response is `{data: {type, id}}` only; neither has attributes or links.
- */
-export const moduleVersionDocument = z.object({
-  data: z.object({
-    id: z.string(),
-    type: z.literal("module-versions"),
-    relationships: z.object({ deprecation: z.object({ data: resourceIdentifier.nullish() }).optional() }).optional(),
-  }),
-  included: z.array(z.union([deprecationRecord, z.object({ id: z.string(), type: z.string() })])).optional(),
-});
 
 export interface DeprecateOptions extends ModuleVersionAddress {
   reason: string;
@@ -80,7 +45,7 @@ export class ModuleVersionsApi {
 
   /** Marks a version deprecated (spec 4.5). Needs the Plus edition; 404 otherwise. */
   async deprecate(options: DeprecateOptions): Promise<ModuleVersionDeprecation> {
-    const deprecation: z.infer<typeof deprecatedStatus> = { "deprecated-status": "Deprecated", reason: options.reason };
+    const deprecation: DeprecatedStatus = { "deprecated-status": "Deprecated", reason: options.reason };
     if (options.link !== undefined) deprecation.link = options.link;
     const body = this.transport.validate(
       moduleVersionDeprecationRequest,
@@ -96,7 +61,7 @@ export class ModuleVersionsApi {
     });
     const deprecationId = response.data.relationships?.deprecation?.data?.id ?? null;
     const record = response.included?.find(
-      (item): item is z.infer<typeof deprecationRecord> =>
+      (item): item is DeprecationRecord =>
         item.type === "deprecations" && (deprecationId === null || item.id === deprecationId),
     );
     return {

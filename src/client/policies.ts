@@ -1,203 +1,23 @@
-import { z } from "zod";
+import { type Pagination, toPagination } from "../contract/jsonapi";
+import {
+  type CreatePolicyRequest,
+  createPolicyRequest,
+  type EnforcementLevel,
+  maxPageSize,
+  maxPolicyCodeBytes,
+  type PolicyKind,
+  type PolicyResource,
+  type PolicySortOrder,
+  policyDocument,
+  policyKinds,
+  policyListDocument,
+  policySortOrders,
+  type UpdatePolicyRequest,
+  updatePolicyRequest,
+} from "../contract/policies";
 import { TfeValidationError } from "./errors";
-import { type Pagination, paginationLinks, paginationMeta, resourceIdentifier, toPagination } from "./jsonapi";
 import { pathSegment } from "./paths";
 import type { Transport } from "./transport";
-
-// ---------------------------------------------------------------------------------------------------------------
-// Vocabulary (spec 2.1)
-// ---------------------------------------------------------------------------------------------------------------
-
-export const policyKinds = ["sentinel", "opa"] as const;
-export type PolicyKind = (typeof policyKinds)[number];
-
-export const enforcementLevelsByKind = {
-  sentinel: ["hard-mandatory", "soft-mandatory", "advisory"],
-  opa: ["mandatory", "advisory"],
-} as const satisfies Record<PolicyKind, readonly string[]>;
-export const enforcementLevels = ["hard-mandatory", "soft-mandatory", "advisory", "mandatory"] as const;
-export type EnforcementLevel = (typeof enforcementLevels)[number];
-
-/** Letters, digits, `-` and `_`: the service's rule for policy names. */
-export const policyNamePattern = /^[A-Za-z0-9_-]+$/;
-/** Largest policy code the service accepts (spec 8). */
-export const maxPolicyCodeBytes = 10 * 1024 * 1024;
-export const maxPageSize = 100;
-export const defaultPageSize = 20;
-export const policySortOrders = ["name", "-name", "updated-at", "-updated-at"] as const;
-
-/** File name the deprecated `enforce` entry points at: `<NAME>.sentinel` or `<NAME>.rego`. */
-export function enforcePath(name: string, kind: PolicyKind): string {
-  return `${name}.${kind === "opa" ? "rego" : "sentinel"}`;
-}
-
-/**
- * Checks the rules that tie a policy's attributes together (spec 2.1, 4.1): the level is valid for the kind,
- * `query` goes with `opa` only and is required there, and the deprecated `enforce` agrees with `enforcement-level`.
- * With `kind` undefined (an update, which does not send it) only the rules that hold for every kind are checked.
- * Returns one message per broken rule, each naming the attribute and the fix.
- */
-export function policyRuleViolations(policy: {
-  name?: string | undefined;
-  kind: PolicyKind | undefined;
-  query?: string | null | undefined;
-  enforcementLevel?: string | undefined;
-  enforce?: readonly { path: string; mode: string }[] | undefined;
-  isCreate: boolean;
-}): { attribute: string; message: string }[] {
-  const violations: { attribute: string; message: string }[] = [];
-  const levels: readonly string[] = policy.kind ? enforcementLevelsByKind[policy.kind] : enforcementLevels;
-  const describeLevels = levels.map((level) => `"${level}"`).join(", ");
-  const ofKind = policy.kind ? ` of ${policy.kind} policies` : "";
-  if (policy.enforcementLevel !== undefined && !levels.includes(policy.enforcementLevel)) {
-    violations.push({
-      attribute: "enforcement-level",
-      message: `"${policy.enforcementLevel}" is not an enforcement level${ofKind}: use one of ${describeLevels}`,
-    });
-  }
-  if (policy.kind === "sentinel" && policy.query !== undefined && policy.query !== null) {
-    violations.push({ attribute: "query", message: "is only valid for opa policies: remove it, or set kind to opa" });
-  }
-  if (policy.kind === "opa" && policy.isCreate && !policy.query) {
-    violations.push({ attribute: "query", message: 'is required for opa policies, e.g. "data.terraform.deny"' });
-  }
-  if (policy.enforce) {
-    if (policy.enforce.length !== 1) {
-      violations.push({
-        attribute: "enforce",
-        message: "must hold exactly one {path, mode} entry: policies have one file",
-      });
-    }
-    for (const entry of policy.enforce) {
-      if (!levels.includes(entry.mode)) {
-        violations.push({
-          attribute: "enforce",
-          message: `mode "${entry.mode}" is not an enforcement level${ofKind}: use one of ${describeLevels}`,
-        });
-      } else if (policy.enforcementLevel !== undefined && entry.mode !== policy.enforcementLevel) {
-        violations.push({
-          attribute: "enforce",
-          message: `mode "${entry.mode}" contradicts enforcement-level "${policy.enforcementLevel}": set only enforcement-level`,
-        });
-      }
-    }
-  }
-  if (policy.isCreate && policy.enforcementLevel === undefined && !policy.enforce) {
-    violations.push({ attribute: "enforcement-level", message: `is required: use one of ${describeLevels}` });
-  }
-  return violations;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Wire documents
-// ---------------------------------------------------------------------------------------------------------------
-
-const enforceEntry = z.strictObject({ path: z.string().min(1), mode: z.string().min(1) });
-const policySetIdentifier = z.strictObject({ id: z.string().min(1), type: z.literal("policy-sets") });
-
-function addRuleViolations(
-  attributes: {
-    name?: string;
-    kind?: PolicyKind;
-    query?: string | null;
-    "enforcement-level"?: string;
-    enforce?: { path: string; mode: string }[];
-  },
-  ctx: z.RefinementCtx,
-  isCreate: boolean,
-  kindWhenAbsent: PolicyKind | undefined,
-) {
-  for (const violation of policyRuleViolations({
-    name: attributes.name,
-    kind: attributes.kind ?? kindWhenAbsent,
-    query: attributes.query,
-    enforcementLevel: attributes["enforcement-level"],
-    enforce: attributes.enforce,
-    isCreate,
-  })) {
-    ctx.addIssue({ code: "custom", path: ["data", "attributes", violation.attribute], message: violation.message });
-  }
-}
-
-/** Body of `POST /organizations/:org/policies` (spec 4.1), validated strictly before it is sent. */
-export const createPolicyRequest = z
-  .strictObject({
-    data: z.strictObject({
-      type: z.literal("policies"),
-      attributes: z.strictObject({
-        name: z.string().min(1, "is required").regex(policyNamePattern, "may hold only letters, digits, '-' and '_'"),
-        description: z.string().nullable().optional(),
-        kind: z.enum(policyKinds).optional(),
-        query: z.string().min(1).optional(),
-        "enforcement-level": z.enum(enforcementLevels).optional(),
-        enforce: z.array(enforceEntry).optional(),
-      }),
-      relationships: z
-        .strictObject({ "policy-sets": z.strictObject({ data: z.array(policySetIdentifier) }) })
-        .optional(),
-    }),
-  })
-  .superRefine((document, ctx) => addRuleViolations(document.data.attributes, ctx, true, "sentinel"));
-export type CreatePolicyRequest = z.infer<typeof createPolicyRequest>;
-
-const updatePolicyAttributes = z.strictObject({
-  description: z.string().nullable().optional(),
-  query: z.string().min(1).optional(),
-  "enforcement-level": z.enum(enforcementLevels).optional(),
-  enforce: z.array(enforceEntry).optional(),
-});
-
-/** Body of `PATCH /policies/:id` (spec 4.4). Rules that need the policy's kind are checked by the caller. */
-export const updatePolicyRequest = z
-  .strictObject({
-    // JSON:API says a PATCH names the resource it changes; go-tfe leaves the id out, so both are accepted.
-    data: z.strictObject({
-      type: z.literal("policies"),
-      id: z.string().min(1).optional(),
-      attributes: updatePolicyAttributes,
-    }),
-  })
-  .superRefine((document, ctx) => addRuleViolations(document.data.attributes, ctx, false, undefined));
-export type UpdatePolicyRequest = z.infer<typeof updatePolicyRequest>;
-
-/** One policy resource as the service sends it: lenient, see service-facts. */
-export const policyResource = z.object({
-  id: z.string(),
-  type: z.literal("policies"),
-  attributes: z.object({
-    name: z.string(),
-    description: z.string().nullish(),
-    kind: z.string().nullish(),
-    query: z.string().nullish(),
-    "enforcement-level": z.string().nullish(),
-    enforce: z.array(z.object({ path: z.string(), mode: z.string() })).nullish(),
-    "policy-set-count": z.number().nullish(),
-    "updated-at": z.string().nullish(),
-  }),
-  relationships: z
-    .object({
-      organization: z.object({ data: resourceIdentifier.nullish() }).optional(),
-      "policy-sets": z.object({ data: z.array(resourceIdentifier).nullish() }).optional(),
-    })
-    .optional(),
-  links: z.object({ self: z.string(), upload: z.string(), download: z.string() }).partial().optional(),
-});
-export type PolicyResource = z.infer<typeof policyResource>;
-
-/** A policy-set record in `included`; the spec shows only its identity. */
-export const includedResource = z.object({
-  id: z.string(),
-  type: z.string(),
-  attributes: z.record(z.string(), z.unknown()).optional(),
-});
-
-export const policyDocument = z.object({ data: policyResource, included: z.array(includedResource).optional() });
-export const policyListDocument = z.object({
-  data: z.array(policyResource),
-  included: z.array(includedResource).optional(),
-  meta: z.object({ pagination: paginationMeta.optional() }).passthrough().optional(),
-  links: paginationLinks.optional(),
-});
 
 // ---------------------------------------------------------------------------------------------------------------
 // Client types
@@ -269,7 +89,7 @@ export interface ListPoliciesOptions {
   pageNumber?: number;
   /** 1 to 100; the service's default is 20. */
   pageSize?: number;
-  sort?: (typeof policySortOrders)[number];
+  sort?: PolicySortOrder;
 }
 
 export interface PolicyPage {

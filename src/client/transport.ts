@@ -1,10 +1,11 @@
+import "../node-version";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher } from "undici";
 import type { z } from "zod";
+import { type JsonApiErrorObject, jsonApiErrorDocument, jsonApiMediaType } from "../contract/jsonapi";
+import { registryErrorDocument } from "../contract/registry";
 import { type FieldProblem, summarizeText, TfeApiError, TfeConnectionError, TfeValidationError } from "./errors";
-import { type JsonApiErrorObject, jsonApiErrorDocument, jsonApiMediaType } from "./jsonapi";
 import type { RateLimiter } from "./rate-limiter";
-import { registryErrorDocument } from "./registry";
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */

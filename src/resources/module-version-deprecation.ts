@@ -183,7 +183,28 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
 
   async create(inputs: ModuleVersionDeprecationInputs): Promise<pulumi.dynamic.CreateResult> {
     const address = addressOf(inputs);
+    const held = await this.heldDeprecation(address);
+    // Already deprecated with this reason and link: taken over as it is. Deprecating again would be a write that
+    // changes nothing the program says, and the service would record a new deprecation.
+    if (held?.reason.startsWith(inputs.reason.trim()) && (held.link || null) === inputs.link) {
+      return { id: deprecationId(address), outs: { ...inputs, deprecationId: null, effectiveReason: held.reason } };
+    }
     return { id: deprecationId(address), outs: await this.deprecate(inputs) };
+  }
+
+  /** The version's deprecation, or null; a failed read leaves the deprecate request to report the cause. */
+  private async heldDeprecation(
+    address: ModuleVersionAddress,
+  ): Promise<{ reason: string; link: string | null } | null> {
+    const record = await this.context.client.registry
+      .getModuleVersion({
+        namespace: address.organization,
+        name: address.name,
+        provider: address.provider,
+        version: address.version,
+      })
+      .catch(() => null);
+    return record?.deprecation ?? null;
   }
 
   async update(

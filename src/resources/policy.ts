@@ -4,15 +4,14 @@ import { resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError, TfeConnectionError } from "../client/errors";
+import type { Policy as ServicePolicy, UpdatePolicyOptions } from "../client/policies";
 import {
   maxPolicyCodeBytes,
   type PolicyKind,
   policyKinds,
   policyNamePattern,
   policyRuleViolations,
-  type Policy as ServicePolicy,
-  type UpdatePolicyOptions,
-} from "../client/policies";
+} from "../contract/policies";
 import {
   type CheckFailure,
   ContextProvider,
@@ -241,7 +240,9 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     const { policy, createdHere } = await this.createOrAdopt(client, inputs);
     const code = loadCode(inputs);
     try {
-      await client.policies.upload(policy.id, code);
+      // An adopted policy that already holds this code keeps it: uploading the same bytes would still be a write.
+      const heldCode = createdHere || !policy.hasCode ? undefined : await downloadCode(client, policy.id);
+      if (!heldCode?.equals(code)) await client.policies.upload(policy.id, code);
     } catch (error) {
       const outcome = createdHere
         ? await client.policies.delete(policy.id).then(
@@ -262,39 +263,41 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     client: TfeClient,
     inputs: PolicyInputs,
   ): Promise<{ policy: ServicePolicy; createdHere: boolean }> {
-    try {
-      return { policy: await createWithoutDuplicate(client, inputs), createdHere: true };
-    } catch (error) {
-      if (!isNameTaken(error)) throw error;
-      if (!inputs.adoptExisting) {
-        throw new Error(
-          `a policy named "${inputs.name}" already exists in organization "${inputs.organization}": ` +
-            "choose another name, or set adoptExisting: true to manage the existing policy with this program",
-        );
+    // Adopting looks first: a POST refused for the taken name is still a write request, one per adopted policy.
+    let found = inputs.adoptExisting ? await findByName(client, inputs.organization, inputs.name) : undefined;
+    if (!found) {
+      try {
+        return { policy: await createWithoutDuplicate(client, inputs), createdHere: true };
+      } catch (error) {
+        if (!isNameTaken(error)) throw error;
+        if (!inputs.adoptExisting) {
+          throw new Error(
+            `a policy named "${inputs.name}" already exists in organization "${inputs.organization}": ` +
+              "choose another name, or set adoptExisting: true to manage the existing policy with this program",
+          );
+        }
+        found = await findByName(client, inputs.organization, inputs.name);
+        if (!found) throw error;
       }
-      const found = await findByName(client, inputs.organization, inputs.name);
-      if (!found) throw error;
-      // Read by id: a list response may leave the policy-sets relationship out (spec 2.1).
-      const existing = await client.policies.read(found.id);
-      if (existing.kind !== inputs.kind) {
-        throw new Error(
-          `cannot adopt policy "${inputs.name}": it is a ${existing.kind} policy and kind is ${inputs.kind}; set kind: "${existing.kind}"`,
-        );
-      }
-      // Policy sets are set only at creation: adopting with others would make the next run replace the policy.
-      const policySetIds = [...(existing.policySetIds ?? [])].sort();
-      if (!sameValue(policySetIds, inputs.policySetIds)) {
-        throw new Error(
-          `cannot adopt policy "${inputs.name}": it is in policy sets ${JSON.stringify(policySetIds)} and ` +
-            `policySetIds is ${JSON.stringify(inputs.policySetIds)}; set policySetIds: ${JSON.stringify(policySetIds)}`,
-        );
-      }
-      const policy = await client.policies.update(
-        existing.id,
-        attributeChanges(toOutputs(inputs, existing, null, 0), inputs),
-      );
-      return { policy, createdHere: false };
     }
+    // Read by id: a list response may leave the policy-sets relationship out (spec 2.1).
+    const existing = await client.policies.read(found.id);
+    if (existing.kind !== inputs.kind) {
+      throw new Error(
+        `cannot adopt policy "${inputs.name}": it is a ${existing.kind} policy and kind is ${inputs.kind}; set kind: "${existing.kind}"`,
+      );
+    }
+    // Policy sets are set only at creation: adopting with others would make the next run replace the policy.
+    const policySetIds = [...(existing.policySetIds ?? [])].sort();
+    if (!sameValue(policySetIds, inputs.policySetIds)) {
+      throw new Error(
+        `cannot adopt policy "${inputs.name}": it is in policy sets ${JSON.stringify(policySetIds)} and ` +
+          `policySetIds is ${JSON.stringify(inputs.policySetIds)}; set policySetIds: ${JSON.stringify(policySetIds)}`,
+      );
+    }
+    const changes = attributeChanges(toOutputs(inputs, existing, null, 0), inputs);
+    const policy = Object.keys(changes).length > 0 ? await client.policies.update(existing.id, changes) : existing;
+    return { policy, createdHere: false };
   }
 
   async read(id: string, props: Partial<PolicyOutputs>): Promise<pulumi.dynamic.ReadResult> {

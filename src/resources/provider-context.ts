@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { TfeClient } from "../client/client";
-import { segmentProblem } from "../client/paths";
+import { segmentProblem } from "../contract/paths";
 
 /** The value Pulumi puts in inputs that are not known yet (outputs of other resources during preview). */
 export const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";

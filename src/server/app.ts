@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import { jsonApiMediaType } from "../client/jsonapi";
+import { jsonApiMediaType } from "../contract/jsonapi";
 import { authenticate } from "./auth";
 import type { UrlSigner } from "./download-origin";
 import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import { type JsonApiErrorObject, jsonApiMediaType } from "../client/jsonapi";
+import { type JsonApiErrorObject, jsonApiMediaType } from "../contract/jsonapi";
 
 /** An answer other than success, carried to the error handler, which renders it as a JSON:API error document. */
 export class ApiError extends Error {

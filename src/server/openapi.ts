@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { jsonApiErrorDocument, jsonApiMediaType } from "../client/jsonapi";
-import { registryErrorDocument } from "../client/registry";
+import { jsonApiErrorDocument, jsonApiMediaType } from "../contract/jsonapi";
+import { registryErrorDocument } from "../contract/registry";
 
 interface Content {
   mediaType: string;

@@ -1,6 +1,6 @@
 import { randomInt } from "node:crypto";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import type { PolicyKind } from "../client/policies";
+import type { PolicyKind } from "../contract/policies";
 
 export interface TokenRecord {
   token: string;

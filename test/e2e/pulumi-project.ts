@@ -2,15 +2,20 @@ import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { engineLogArgs, type LanguageHost, launchedLanguageHost, splitEngineLog } from "./language-host";
 
 const repoRoot = resolve(__dirname, "..", "..");
 
 export interface PulumiRun {
   code: number;
   stdout: string;
+  /** What the user sees on stderr; the engine's log is kept apart in `engineLog`. */
   stderr: string;
   /** stdout and stderr together, for messages and `toContain` checks. */
   output: string;
+  engineLog: string;
+  /** Pulumi's Node.js language host that the engine's log says ran the program, if the run ran it. */
+  languageHost?: LanguageHost;
 }
 
 /**
@@ -64,23 +69,25 @@ export class PulumiProject {
     await writeFile(join(this.dir, path), content);
   }
 
-  /** Runs `pulumi <args>`; throws with the output unless it exits 0 or `allowFailure` is set. */
-  run(args: string[], options: { allowFailure?: boolean } = {}): Promise<PulumiRun> {
-    return new Promise((resolveRun, reject) => {
+  /**
+   * Runs `pulumi <args>` with the engine's log on, and reads from it which language host ran the program: a run
+   * under anything but Pulumi's own Node.js host throws. Throws with the output unless it exits 0 or
+   * `allowFailure` is set.
+   */
+  async run(args: string[], options: { allowFailure?: boolean } = {}): Promise<PulumiRun> {
+    const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
       execFile(
         "pulumi",
-        [...args, "--non-interactive", "--stack", this.stack],
-        { cwd: this.dir, env: this.env, maxBuffer: 64 * 1024 * 1024 },
-        (error, stdout, stderr) => {
-          const run = { code: error ? Number(error.code ?? 1) : 0, stdout, stderr, output: `${stdout}\n${stderr}` };
-          if (error && !options.allowFailure) {
-            reject(new Error(`pulumi ${args.join(" ")} exited ${run.code}:\n${run.output}`));
-          } else {
-            resolveRun(run);
-          }
-        },
+        [...args, "--non-interactive", "--stack", this.stack, ...engineLogArgs],
+        { cwd: this.dir, env: this.env, maxBuffer: 256 * 1024 * 1024 },
+        (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
     });
+    const { engineLog, userStderr } = splitEngineLog(stderr);
+    const output = `${stdout}\n${userStderr}`;
+    if (code !== 0 && !options.allowFailure) throw new Error(`pulumi ${args.join(" ")} exited ${code}:\n${output}`);
+    const languageHost = await launchedLanguageHost(engineLog);
+    return { code, stdout, stderr: userStderr, output, engineLog, languageHost };
   }
 
   up(): Promise<PulumiRun> {

@@ -4,26 +4,45 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { expect, it } from "vitest";
+import { engineLogArgs, launchedLanguageHost, splitEngineLog } from "./language-host";
 
 const run = promisify(execFile);
 
 // README's main-job command, from scratch, to the end: the local server, `pulumi up` of the top-level Pulumi.yaml,
-// and the report of what the server holds. A second run changes nothing.
-it("npm run quickstart creates the quickstart's policies and deprecation, then is idempotent", async () => {
+// and the report of what the server holds. Run again on the same data, it changes nothing, and deletes nothing: a
+// program entry point resolved to anything but examples/quickstart/index.ts would register no resource and so
+// delete them all.
+it("npm run quickstart creates the quickstart's policies and deprecation, then changes nothing twice", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "quickstart-"));
-  const options = { cwd: resolve(__dirname, "..", ".."), env: { ...process.env, QUICKSTART_DATA_DIR: dataDir } };
+  const options = {
+    cwd: resolve(__dirname, "..", ".."),
+    env: { ...process.env, QUICKSTART_DATA_DIR: dataDir },
+    maxBuffer: 256 * 1024 * 1024,
+  };
+  const quickstart = async () => {
+    const { stdout, stderr } = await run("npm", ["run", "quickstart", "--", ...engineLogArgs], options);
+    const host = await launchedLanguageHost(splitEngineLog(stderr).engineLog);
+    expect(host?.mainPackage).toMatch(/pulumi-language-nodejs/);
+    expect(stdout).not.toMatch(/delet/i);
+    return stdout;
+  };
   try {
-    const first = await run("npm", ["run", "quickstart"], options);
-    expect(first.stdout).toMatch(/\+ 5 created/);
-    expect(first.stdout).toMatch(/policy require-tags\s+sentinel soft-mandatory\s+\d+ bytes of code, in 1 policy set/);
-    expect(first.stdout).toMatch(/policy restrict-instance-types\s+sentinel hard-mandatory/);
-    expect(first.stdout).toMatch(/policy deny-public-buckets\s+opa\s+mandatory/);
-    expect(first.stdout).toMatch(/acme\/vpc\/aws 1\.0\.0\s+deprecated: 1\.0\.0 creates one NAT gateway/);
-    expect(first.stdout).toMatch(/acme\/vpc\/aws 1\.1\.0\s+active/);
+    const first = await quickstart();
+    expect(first).toMatch(/\+ 5 created/);
+    expect(first).toMatch(/policy require-tags\s+sentinel soft-mandatory\s+\d+ bytes of code, in 1 policy set/);
+    expect(first).toMatch(/policy restrict-instance-types\s+sentinel hard-mandatory/);
+    expect(first).toMatch(/policy deny-public-buckets\s+opa\s+mandatory/);
+    expect(first).toMatch(/acme\/vpc\/aws 1\.0\.0\s+deprecated: 1\.0\.0 creates one NAT gateway/);
+    expect(first).toMatch(/acme\/vpc\/aws 1\.1\.0\s+active/);
 
-    const second = await run("npm", ["run", "quickstart"], options);
-    expect(second.stdout).toMatch(/5 unchanged/);
+    const second = await quickstart();
+    const third = await quickstart();
+    for (const again of [second, third]) {
+      expect(again).toMatch(/^\s+5 unchanged$/m);
+      expect(again).not.toMatch(/created|updated|replaced/);
+      expect(again).toMatch(/policy require-tags\s+sentinel soft-mandatory/);
+    }
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
-}, 300_000);
+}, 450_000);

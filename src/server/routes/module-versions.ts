@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { jsonApiMediaType } from "../../client/jsonapi";
-import { moduleVersionDeprecationRequest, moduleVersionDocument } from "../../client/module-versions";
+import { jsonApiMediaType } from "../../contract/jsonapi";
+import { moduleVersionDeprecationRequest, moduleVersionDocument } from "../../contract/module-versions";
 import type { AppContext } from "../app";
 import { authorize } from "../auth";
 import { alreadyTaken, notFound, parseBody } from "../errors";

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { jsonApiMediaType } from "../../client/jsonapi";
+import { jsonApiMediaType } from "../../contract/jsonapi";
 import {
   createPolicyRequest,
   defaultPageSize,
@@ -13,7 +13,7 @@ import {
   policyRuleViolations,
   policySortOrders,
   updatePolicyRequest,
-} from "../../client/policies";
+} from "../../contract/policies";
 import type { AppContext } from "../app";
 import { authorize, type Permission } from "../auth";
 import { ApiError, alreadyTaken, badParameter, invalidAttribute, notFound, parseBody } from "../errors";

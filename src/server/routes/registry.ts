@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { registryModuleVersion, registryModuleVersions } from "../../client/registry";
+import { registryModuleVersion, registryModuleVersions } from "../../contract/registry";
 import type { AppContext } from "../app";
 import { authorize } from "../auth";
 import { notFound } from "../errors";

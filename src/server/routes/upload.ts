@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { maxPolicyCodeBytes } from "../../client/policies";
+import { maxPolicyCodeBytes } from "../../contract/policies";
 import type { AppContext } from "../app";
 import { ApiError, installErrorHandling } from "../errors";
 import { jsonApiErrors } from "../openapi";

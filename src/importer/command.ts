@@ -1,0 +1,252 @@
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { TfeClient } from "../client/client";
+import { defaultAddress, resolveClientConfig } from "../client/config";
+import type { RegistryModuleAddress } from "../client/registry";
+import { type PolicyKind, policyKinds } from "../contract/policies";
+import { collectDeprecations, collectPolicies, type ProgressReporter } from "./collect";
+import { type Layout, layouts } from "./model";
+import { planProject } from "./plan";
+import { ChangedFilesError, writeProject } from "./write";
+
+export const importUsage = `Usage: tfe-governance import --organization ORG --out DIR [options]
+
+Writes a Pulumi project that declares the organization's policies as they are, with their code in files, ready
+for "pulumi up" to take them over (adoptExisting) without changing them.
+
+Options:
+  --organization ORG   The organization (default: TFE_ORGANIZATION).
+  --out DIR            Directory to write the project into; created when missing.
+  --search TEXT        Only policies whose name contains TEXT.
+  --kind KIND          Only "sentinel" or only "opa" policies.
+  --policy-set ID      Only policies in this policy set (repeatable: in any of them).
+  --module NS/NAME/PROVIDER
+                       Also declare the deprecated versions of this private-registry module (repeatable); NS is
+                       the organization.
+  --layout LAYOUT      "program" (default): a TypeScript program with one Policy per policy. "folder": the
+                       service's policy-set folders (sentinel.hcl / policies.hcl beside the code files).
+  --force              Overwrite files that differ from what the import writes (edited since the last run).
+  --address URL        The service's address (default: TFE_ADDRESS, TFE_HOSTNAME, else https://app.terraform.io).
+  --hostname HOST      The service's host name instead of an address.
+  --help               Show this text.
+
+The token is read as the library reads it: TFE_TOKEN, else the Terraform CLI credentials file for the host
+(TF_CLI_CONFIG_FILE, ~/.terraform.d/credentials.tfrc.json, as "terraform login" writes it). It is never written
+to the project. Progress goes to stderr, the summary to stdout. Exit status: 0 done, 1 refused to overwrite
+changed files, 2 anything else.`;
+
+/** Bad flags or values: the message names the flag and the fix. */
+export class UsageError extends Error {}
+
+export interface ImportCommand {
+  organization: string;
+  out: string;
+  search: string | undefined;
+  kind: PolicyKind | undefined;
+  policySetIds: string[];
+  modules: RegistryModuleAddress[];
+  layout: Layout;
+  force: boolean;
+  address: string | undefined;
+  hostname: string | undefined;
+}
+
+function parseModule(text: string, organization: string): RegistryModuleAddress {
+  const parts = text.split("/");
+  const [namespace, name, provider] = parts;
+  if (parts.length !== 3 || !namespace || !name || !provider) {
+    throw new UsageError(
+      `--module "${text}" is not NAMESPACE/NAME/PROVIDER: use e.g. --module ${organization}/vpc/aws`,
+    );
+  }
+  // Deprecation is a feature of the organization's private registry, whose namespace is the organization.
+  if (namespace !== organization) {
+    throw new UsageError(
+      `--module "${text}": the namespace must be the organization "${organization}" (private-registry modules only): ` +
+        `use --module ${organization}/${name}/${provider}`,
+    );
+  }
+  return { namespace, name, provider };
+}
+
+/** Reads `import`'s flags; `null` when help was asked for. */
+export function parseImportArguments(args: string[], env: NodeJS.ProcessEnv): ImportCommand | null {
+  let values: ReturnType<typeof parse>["values"];
+  try {
+    values = parse(args).values;
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}; see tfe-governance import --help`);
+  }
+  if (values.help) return null;
+  const organization = values.organization ?? env.TFE_ORGANIZATION;
+  if (!organization) throw new UsageError("--organization is required (or set TFE_ORGANIZATION)");
+  if (!values.out) throw new UsageError("--out is required: the directory to write the project into");
+  const kind = values.kind;
+  if (kind !== undefined && !policyKinds.includes(kind as PolicyKind)) {
+    throw new UsageError(`--kind "${kind}" is not a policy kind: use sentinel or opa`);
+  }
+  const layout = values.layout as Layout;
+  if (!layouts.includes(layout)) throw new UsageError(`--layout "${layout}" is not a layout: use program or folder`);
+  const modules = (values.module ?? []).map((text) => parseModule(text, organization));
+  if (layout === "folder" && modules.length > 0) {
+    throw new UsageError(
+      "--module goes with --layout program: deprecations are declared in the program, and folders hold policies only",
+    );
+  }
+  if (values.address !== undefined && values.hostname !== undefined) {
+    throw new UsageError("--address and --hostname name the same thing: give one of them");
+  }
+  return {
+    organization,
+    out: values.out,
+    search: values.search,
+    kind: kind as PolicyKind | undefined,
+    policySetIds: values["policy-set"] ?? [],
+    modules,
+    layout,
+    force: values.force,
+    address: values.address,
+    hostname: values.hostname,
+  };
+}
+
+function parse(args: string[]) {
+  return parseArgs({
+    args,
+    options: {
+      organization: { type: "string" },
+      out: { type: "string" },
+      search: { type: "string" },
+      kind: { type: "string" },
+      "policy-set": { type: "string", multiple: true },
+      module: { type: "string", multiple: true },
+      layout: { type: "string", default: "program" },
+      force: { type: "boolean", default: false },
+      address: { type: "string" },
+      hostname: { type: "string" },
+      help: { type: "boolean", default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+}
+
+/**
+ * Progress on a stream: one line rewritten in place on a terminal; otherwise (CI logs, pipes) a line every tenth
+ * of a step, so a long organization shows it is moving without flooding the log.
+ */
+export class StreamProgress implements ProgressReporter {
+  constructor(private readonly stream: NodeJS.WritableStream & { isTTY?: boolean }) {}
+
+  advance(step: string, done: number, total?: number): void {
+    const text = `${step}: ${done}${total === undefined ? "" : `/${total}`}`;
+    if (this.stream.isTTY) {
+      this.stream.write(`\r\x1b[K${text}`);
+      return;
+    }
+    const every = total === undefined ? 100 : Math.max(1, Math.ceil(total / 10));
+    if (done % every === 0 && done !== total) this.stream.write(`${text}\n`);
+  }
+
+  finish(step: string, summary: string): void {
+    this.stream.write(`${this.stream.isTTY ? "\r\x1b[K" : ""}${step}: ${summary}\n`);
+  }
+}
+
+export interface ImportIo {
+  env: NodeJS.ProcessEnv;
+  progress: ProgressReporter;
+  /** Where the summary goes. */
+  out: NodeJS.WritableStream;
+  log: (line: string) => void;
+}
+
+function plural(count: number, singular: string, pluralForm = `${singular}s`): string {
+  return `${count} ${count === 1 ? singular : pluralForm}`;
+}
+
+/** Runs the import; throws `UsageError`, `ChangedFilesError` or the failure of a request. */
+export async function runImport(command: ImportCommand, io: ImportIo): Promise<void> {
+  const resolved = resolveClientConfig({ address: command.address, hostname: command.hostname, env: io.env });
+  io.log(
+    `importing organization "${command.organization}" from ${resolved.address} ` +
+      `(token from ${resolved.tokenSource}), ${command.layout} layout`,
+  );
+  const client = new TfeClient({ address: resolved.address, token: resolved.token });
+  let source: Parameters<typeof planProject>[0];
+  try {
+    const policies = await collectPolicies(
+      client,
+      {
+        organization: command.organization,
+        search: command.search,
+        kind: command.kind,
+        policySetIds: command.policySetIds,
+      },
+      io.progress,
+    );
+    const deprecations = await collectDeprecations(client, command.modules, io.progress);
+    source = {
+      organization: command.organization,
+      address: resolved.address,
+      isDefaultAddress: resolved.address === defaultAddress,
+      policies,
+      deprecations,
+    };
+  } finally {
+    await client.close();
+  }
+
+  const { files, report } = planProject(source, command.layout);
+  const directory = resolve(command.out);
+  const outcome = await writeProject(directory, files, {
+    force: command.force,
+    onWritten: (done, total) => io.progress.advance("writing files", done, total),
+  });
+  io.progress.finish(
+    "writing files",
+    `${outcome.created.length} created, ${outcome.overwritten.length} overwritten, ${outcome.unchanged.length} unchanged`,
+  );
+
+  const sentinel = report.policies.filter((policy) => policy.kind === "sentinel").length;
+  const lines = [
+    `Imported organization "${command.organization}" into ${directory} (${command.layout} layout):`,
+    `  ${plural(report.policies.length, "policy", "policies")} (${sentinel} Sentinel, ${report.policies.length - sentinel} OPA)`,
+  ];
+  if (command.layout === "program") {
+    lines.push(`  ${plural(report.deprecations.length, "module version deprecation")}`);
+  } else {
+    lines.push(`  ${plural(report.folders.length, "folder")} under policy-sets/`);
+  }
+  if (report.skipped.length > 0) {
+    lines.push(`  ${plural(report.skipped.length, "policy", "policies")} left out:`);
+    for (const skipped of report.skipped) lines.push(`    ${skipped.name}: ${skipped.reason}`);
+  }
+  if (report.notes.length > 0) {
+    lines.push(`  ${plural(report.notes.length, "adjustment")}:`);
+    for (const note of report.notes) lines.push(`    ${note.name}: ${note.note}`);
+  }
+  lines.push(
+    `  files: ${outcome.created.length} created, ${outcome.overwritten.length} overwritten, ${outcome.unchanged.length} unchanged`,
+    command.layout === "program"
+      ? `Next: cd ${command.out} && npm install && pulumi stack init && pulumi up (README.md there says more).`
+      : `Next: see ${command.out}/README.md.`,
+  );
+  io.out.write(`${lines.join("\n")}\n`);
+}
+
+/** The `import` subcommand: returns the exit status. */
+export async function importMain(args: string[], io: ImportIo): Promise<number> {
+  try {
+    const command = parseImportArguments(args, io.env);
+    if (command === null) {
+      io.out.write(`${importUsage}\n`);
+      return 0;
+    }
+    await runImport(command, io);
+    return 0;
+  } catch (error) {
+    io.log(`tfe-governance import: ${(error as Error).message}`);
+    return error instanceof ChangedFilesError ? 1 : 2;
+  }
+}

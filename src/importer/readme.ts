@@ -1,0 +1,144 @@
+import type { ImportReport, ImportSource } from "./model";
+import { programFile } from "./program";
+
+/** A Markdown table cell: pipes and line breaks would end the cell or the row. */
+function cell(text: string): string {
+  return text.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+}
+
+function table(header: string[], rows: string[][]): string[] {
+  return [
+    `| ${header.join(" | ")} |`,
+    `| ${header.map(() => "---").join(" | ")} |`,
+    ...rows.map((row) => `| ${row.map(cell).join(" | ")} |`),
+  ];
+}
+
+function countOf(report: ImportReport): string {
+  const sentinel = report.policies.filter((policy) => policy.kind === "sentinel").length;
+  const opa = report.policies.length - sentinel;
+  return `${report.policies.length} ${report.policies.length === 1 ? "policy" : "policies"} (${sentinel} Sentinel, ${opa} OPA)`;
+}
+
+function credentialSteps(source: ImportSource): string[] {
+  const host = new URL(source.address).host;
+  return [
+    "Give the program a token that may manage policies (and modules, for deprecations), in one of these ways:",
+    "",
+    "   ```sh",
+    "   pulumi config set --secret tfe:token <API token>   # encrypted in the stack's config",
+    "   export TFE_TOKEN=<API token>                       # or in the environment",
+    `   terraform login ${host.padEnd(34)} # or in Terraform's credentials file`,
+    "   ```",
+    "",
+    source.isDefaultAddress
+      ? `   The program talks to ${source.address}; for another host set \`pulumi config set tfe:hostname <host>\`.`
+      : `   Pulumi.yaml already points the program at ${source.address} (\`tfe:address\`).`,
+  ];
+}
+
+function adjustments(report: ImportReport): string[] {
+  const lines: string[] = [];
+  if (report.skipped.length > 0) {
+    lines.push(
+      "",
+      "## Left out",
+      "",
+      ...table(
+        ["policy", "why, and what to do"],
+        report.skipped.map((s) => [s.name, s.reason]),
+      ),
+    );
+  }
+  if (report.notes.length > 0) {
+    lines.push(
+      "",
+      "## Adjusted",
+      "",
+      ...table(
+        ["policy", "note"],
+        report.notes.map((n) => [n.name, n.note]),
+      ),
+    );
+  }
+  return lines;
+}
+
+function programReadme(source: ImportSource, report: ImportReport): string[] {
+  const deprecations = report.deprecations.length;
+  return [
+    `# Policies of organization ${source.organization}`,
+    "",
+    `Written by \`tfe-governance import\` from ${source.address}: ${countOf(report)}` +
+      (deprecations > 0 ? ` and ${deprecations} module version deprecation${deprecations === 1 ? "" : "s"}` : "") +
+      `, declared in \`${programFile}\` with the code of each policy in \`policies/\`.`,
+    "",
+    "## Next steps",
+    "",
+    "1. Install the dependencies: `npm install`.",
+    "2. Choose where Pulumi keeps the state and make a stack: `pulumi login` (or `pulumi login --local`), then",
+    "   `pulumi stack init <name>`.",
+    `3. ${credentialSteps(source).join("\n")}`,
+    "4. `pulumi up`. Every resource shows as a create: each policy declares `adoptExisting: true`, so it is looked up",
+    "   by name and taken over as it is, and a deprecation that already holds its reason and link is taken over too.",
+    "   Where the program and the service agree, nothing is sent to the service but reads.",
+    "5. `pulumi preview --expect-no-changes` passes right after. From now on edit the policy files and",
+    `   \`${programFile}\`, review with \`pulumi preview\`, apply with \`pulumi up\`, and catch changes made outside`,
+    "   Pulumi with `pulumi preview --refresh --expect-no-changes` (in CI, on a schedule).",
+    "",
+    "If Terraform's `tfe` provider managed these policies, remove them from its state before its next apply",
+    "(`terraform state rm tfe_policy.<name>`), and put the ids below where its configuration referenced them:",
+    "the pulumi-tfe-governance README has the whole migration path.",
+    ...adjustments(report),
+    "",
+    "## Policies",
+    "",
+    ...table(
+      ["policy", "id", "kind", "code"],
+      report.policies.map((policy) => [policy.name, policy.id, policy.kind, policy.file]),
+    ),
+    ...(deprecations > 0
+      ? [
+          "",
+          "## Module version deprecations",
+          "",
+          ...table(
+            ["resource", "module version"],
+            report.deprecations.map((d) => [d.resourceName, d.moduleVersion]),
+          ),
+        ]
+      : []),
+  ];
+}
+
+function folderReadme(source: ImportSource, report: ImportReport): string[] {
+  return [
+    `# Policy-set folders of organization ${source.organization}`,
+    "",
+    `Written by \`tfe-governance import --layout folder\` from ${source.address}: ${countOf(report)} in the service's`,
+    "own policy-set folder format, one folder per kind and set of policy sets: a `sentinel.hcl` beside the",
+    "`.sentinel` files, or a `policies.hcl` beside the `.rego` files.",
+    "",
+    "Declaring a folder in a Pulumi program, one line per folder, takes the `PolicyFolder` component of",
+    "pulumi-tfe-governance, with the folder's `policySetIds` below and `adoptExisting: true`. Where your version",
+    "does not have it yet, run the import with `--layout program` to manage the same policies one `Policy` each.",
+    ...adjustments(report),
+    "",
+    "## Folders",
+    "",
+    ...table(
+      ["folder", "kind", "policy sets", "policies"],
+      report.folders.map((folder) => [
+        folder.path,
+        folder.kind,
+        folder.policySetIds.join(", ") || "(none)",
+        String(folder.policyCount),
+      ]),
+    ),
+  ];
+}
+
+export function renderReadme(source: ImportSource, report: ImportReport): string {
+  const lines = report.layout === "program" ? programReadme(source, report) : folderReadme(source, report);
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,63 @@
+import { execFile } from "node:child_process";
+
+/**
+ * What can be checked of Sentinel code without the (proprietary) Sentinel CLI, and, where a `sentinel` binary is
+ * on PATH, what its formatter says. These are text checks, not a parse: they catch a file that is not UTF-8, one
+ * with no `main` rule, and imports of modules the policies API cannot deliver.
+ */
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The code as text, or undefined when it is not valid UTF-8 (the service reads policies as UTF-8). */
+export function decodeUtf8(bytes: Uint8Array): string | undefined {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The code with comments and string contents blanked, keeping line breaks so that line numbers still hold. */
+function withoutCommentsAndStrings(code: string): string {
+  return code.replace(/\/\*[\s\S]*?\*\/|(?:#|\/\/)[^\n]*|"(?:[^"\\\n]|\\.)*"|`[^`]*`/g, (match) =>
+    match.startsWith('"') || match.startsWith("`")
+      ? `"${match.slice(1, -1).replace(/[^\n]/g, " ")}"`
+      : match.replace(/[^\n]/g, " "),
+  );
+}
+
+/** Whether the policy assigns `main` at the start of a line, as every Sentinel policy must. */
+export function definesMain(code: string): boolean {
+  return /^[ \t]*main[ \t]*=/m.test(withoutCommentsAndStrings(code));
+}
+
+/** The names the policy imports (`import "tfplan/v2" as tfplan` gives `tfplan/v2`), each with its line. */
+export function importsOf(code: string): { name: string; line: number }[] {
+  const imports: { name: string; line: number }[] = [];
+  const lines = code.split("\n");
+  const blanked = withoutCommentsAndStrings(code).split("\n");
+  for (const [index, line] of blanked.entries()) {
+    if (!/^[ \t]*import[ \t]+"/.test(line)) continue;
+    const name = /^[ \t]*import[ \t]+"((?:[^"\\]|\\.)*)"/.exec(lines[index] as string)?.[1];
+    if (name !== undefined) imports.push({ name, line: index + 1 });
+  }
+  return imports;
+}
+
+/**
+ * `sentinel fmt -check=true` on the file, when a `sentinel` binary is on PATH. It prints the files that need
+ * formatting and exits non-zero; a file it cannot parse gets its parse error instead. `undefined`: no binary, or
+ * the file is as the formatter would write it.
+ */
+export function sentinelFmtCheck(
+  file: string,
+  binary = "sentinel",
+): Promise<{ unformatted: true } | { error: string } | undefined> {
+  return new Promise((resolve) => {
+    execFile(binary, ["fmt", "-check=true", file], (error, stdout, stderr) => {
+      if (!error || (error as NodeJS.ErrnoException).code === "ENOENT") return resolve(undefined);
+      const output = `${stdout}\n${stderr}`.trim();
+      resolve(output === "" || output === file ? { unformatted: true } : { error: output });
+    });
+  });
+}

@@ -1,0 +1,112 @@
+import { relative } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import {
+  type FolderPolicy,
+  type PolicyFolderContents,
+  PolicyFolderError,
+  type PolicyOverride,
+  type ReadPolicyFolderOptions,
+  readPolicyFolder,
+} from "../policy-code/folder";
+import { Policy } from "./policy";
+
+export type { PolicyOverride } from "../policy-code/folder";
+
+export interface PolicyFolderArgs {
+  /**
+   * The policy-set folder: a `sentinel.hcl` or a `policies.hcl` beside the code, as the service reads it from
+   * version control. Relative to the program's directory. Read when the program runs, so a plain string.
+   */
+  directory: string;
+  /** Organization of every policy; default: stack config `tfe:organization`, then `TFE_ORGANIZATION`. */
+  organization?: pulumi.Input<string>;
+  /** Policy sets that hold every policy of the folder. */
+  policySetIds?: pulumi.Input<pulumi.Input<string>[]>;
+  /** Take over policies that already have these names instead of failing. */
+  adoptExisting?: pulumi.Input<boolean>;
+  /** Per-policy settings, keyed by the block's label: `name`, `description`, `enforcementLevel`. */
+  overrides?: Record<string, PolicyOverride>;
+  /**
+   * The Rego the policy set's OPA runtime evaluates: `"v1"` (default) for OPA 1.x runtimes, `"v0"` for OPA 0.x.
+   * Code is checked in this dialect.
+   */
+  regoVersion?: "v0" | "v1";
+  /** The `opa` binary to check Rego with; default: `opa` on PATH. Without one, Rego goes unchecked (a warning). */
+  opaPath?: string;
+  /** Blocks to leave out knowingly, written as in the file: `module "report"`, `param "limit"`, `sentinel`. */
+  skipBlocks?: string[];
+}
+
+let warnedRegoUnchecked = false;
+
+/**
+ * A whole policy-set folder as policies: one `Policy` child per `policy` block of its `sentinel.hcl` or
+ * `policies.hcl`, with the code of the block's file, its level, and (OPA) its query. Adding, removing or changing a
+ * block creates, deletes or updates that one policy. The folder is read and its code checked while the program
+ * runs, so a folder the policies API cannot express fails `pulumi preview` before any request, naming the block.
+ * Type token `tfe:index:PolicyFolder`.
+ */
+export class PolicyFolder extends pulumi.ComponentResource<Record<string, Policy>> {
+  constructor(name: string, args: PolicyFolderArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("tfe:index:PolicyFolder", name, args, opts);
+  }
+
+  /** Each policy's id on the service, keyed by the block's label. */
+  get policyIds(): pulumi.Output<Record<string, string>> {
+    return pulumi
+      .output(this.getData())
+      .apply((policies) =>
+        pulumi.all(Object.fromEntries(Object.entries(policies).map(([block, policy]) => [block, policy.policyId]))),
+      );
+  }
+
+  protected override async initialize(
+    args: pulumi.Inputs,
+    _opts?: pulumi.ComponentResourceOptions,
+    name?: string,
+  ): Promise<Record<string, Policy>> {
+    const { directory, organization, policySetIds, adoptExisting, ...options } = args as PolicyFolderArgs;
+    let folder: PolicyFolderContents;
+    try {
+      folder = await readPolicyFolder(directory, options as ReadPolicyFolderOptions);
+    } catch (error) {
+      if (!(error instanceof PolicyFolderError)) throw error;
+      // The program fails here, before any Policy exists: nothing is sent to the service.
+      throw new pulumi.ResourceError(error.message, this, true);
+    }
+    for (const note of folder.notes) pulumi.log.info(note, this);
+    for (const warning of folder.warnings) pulumi.log.warn(warning, this);
+    if (!folder.regoChecked && !warnedRegoUnchecked) {
+      warnedRegoUnchecked = true;
+      pulumi.log.warn(
+        "Rego was not checked: no opa binary on PATH. Install OPA or set opaPath to check syntax and queries at preview",
+        this,
+      );
+    }
+    const shared = { organization, policySetIds, adoptExisting };
+    return Object.fromEntries(
+      folder.policies.map((policy) => [policy.block, this.declare(name as string, policy, shared)]),
+    );
+  }
+
+  private declare(
+    folderName: string,
+    policy: FolderPolicy,
+    shared: Pick<PolicyFolderArgs, "organization" | "policySetIds" | "adoptExisting">,
+  ): Policy {
+    return new Policy(
+      `${folderName}/${policy.block}`,
+      {
+        ...shared,
+        name: policy.name,
+        kind: policy.kind,
+        enforcementLevel: policy.enforcementLevel,
+        // Relative to the program's directory, as Policy resolves it: state then holds no checkout's absolute path.
+        codeFile: relative(process.cwd(), policy.codeFile),
+        ...(policy.query !== undefined ? { query: policy.query } : {}),
+        ...(policy.description !== undefined ? { description: policy.description } : {}),
+      },
+      { parent: this },
+    );
+  }
+}

@@ -1,0 +1,188 @@
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CreatePolicyOptions, TfeClient } from "../../src/client";
+import { type RunningServer, startServer } from "../../src/server";
+import { changeSummary, PulumiProject } from "../e2e/pulumi-project";
+
+// The whole migration of an organization, as a user does it: `tfe-governance import` (the built bin), then
+// `pulumi up` of the generated program under the real engine, against the local server holding 150 policies
+// and deprecated module versions. The generated program resolves `pulumi-tfe-governance` to this checkout's
+// dist/, so the library must be built first (`npm test` does; alone: `npm run build`).
+
+const run = promisify(execFile);
+const repoRoot = resolve(__dirname, "..", "..");
+const bin = join(repoRoot, "dist", "cli", "tfe-governance.js");
+const organization = "acme";
+const token = "adopt-organization-token-01";
+const policySets = ["polset-adoptA0000001", "polset-adoptB0000001", "polset-adoptC0000001"];
+const policyCount = 150;
+
+/** Names a program cannot use as they are, among plain ones. */
+const awkwardNames = ["require-tags", "Require-Tags", "require_tags", "delete", "1st-check", "con", "organization"];
+
+interface SeededPolicy extends CreatePolicyOptions {
+  code: string;
+}
+
+function seededPolicy(index: number): SeededPolicy {
+  const name = awkwardNames[index] ?? `policy-${String(index).padStart(3, "0")}`;
+  const opa = index % 3 === 2;
+  const sets = [[], [policySets[0]!], [policySets[1]!], [policySets[0]!, policySets[2]!]][index % 4]!;
+  const descriptions = [null, `Policy ${index}`, `Says "why" \\ ${"${"}and more}\non two lines`, "Ünïcödé ✓", ""];
+  const base = { name, description: descriptions[index % descriptions.length]!, policySetIds: sets };
+  if (opa) {
+    return {
+      ...base,
+      kind: "opa",
+      query: `data.terraform.p${index}.deny`,
+      enforcementLevel: (["mandatory", "advisory"] as const)[index % 2]!,
+      code: `package terraform.p${index}\n\ndeny[msg] { false; msg := "${index}" }\n`,
+    };
+  }
+  return {
+    ...base,
+    kind: "sentinel",
+    enforcementLevel: (["hard-mandatory", "soft-mandatory", "advisory"] as const)[index % 3]!,
+    code: `# policy ${index}\nmain = rule { true }\n`,
+  };
+}
+
+async function inBatches<T>(items: T[], size: number, work: (item: T) => Promise<void>): Promise<void> {
+  for (let start = 0; start < items.length; start += size)
+    await Promise.all(items.slice(start, start + size).map(work));
+}
+
+async function filesUnder(directory: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const entry of await readdir(directory, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    files[path.slice(directory.length + 1)] = await readFile(path, "utf8");
+  }
+  return files;
+}
+
+describe("import, then pulumi up adopts an organization of 150 policies", () => {
+  let dataDir: string;
+  let server: RunningServer;
+  let client: TfeClient;
+  let project: PulumiProject;
+  const seeded = Array.from({ length: policyCount }, (_, index) => seededPolicy(index));
+
+  const writes = () => server.requestLog.entries().filter((entry) => entry.method !== "GET");
+  const rateLimited = () => server.requestLog.entries().filter((entry) => entry.status === 429);
+
+  beforeAll(async () => {
+    if (!existsSync(bin)) throw new Error(`${bin} is missing: run "npm run build" first`);
+    dataDir = await mkdtemp(join(tmpdir(), "adopt-organization-"));
+    const seed = {
+      organizations: [{ name: organization, plus: true }],
+      tokens: [{ token, organizations: [organization] }],
+      policySets: policySets.map((id, index) => ({ id, organization, name: `set-${index}` })),
+      modules: [{ organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0", "2.0.0"] }],
+    };
+    const data = join(dataDir, "service.sqlite");
+    // Seeded without a rate limit, then served with the service's own (30 per second per token) from the same data.
+    const seeding = await startServer({ seed, data });
+    const seedingClient = new TfeClient({ address: seeding.url, token, rateLimit: false });
+    await inBatches(seeded, 10, async ({ code, ...options }) => {
+      const policy = await seedingClient.policies.create(organization, options);
+      await seedingClient.policies.upload(policy.id, code);
+    });
+    await seedingClient.policies.create(organization, { name: "no-code", enforcementLevel: "advisory" });
+    const version = (v: string) => ({ organization, name: "vpc", provider: "aws", version: v });
+    await seedingClient.moduleVersions.deprecate({
+      ...version("1.0.0"),
+      reason: "Creates a NAT gateway per subnet; use 2.0.0.",
+      link: "https://example.com/vpc/2",
+    });
+    await seedingClient.moduleVersions.deprecate({ ...version("1.1.0"), reason: "Broken routes." });
+    await seedingClient.close();
+    await seeding.close();
+
+    server = await startServer({ seed, data, rateLimit: 30 });
+    client = new TfeClient({ address: server.url, token });
+  }, 180_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+    await project?.dispose();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("1. import writes the project with reads only, within the service's rate limit", async () => {
+    const out = join(dataDir, "project");
+    server.requestLog.clear();
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [bin, "import", "--organization", organization, "--out", out, "--module", `${organization}/vpc/aws`],
+      { env: { ...process.env, TFE_ADDRESS: server.url, TFE_TOKEN: token, TFE_HOSTNAME: "" } },
+    );
+    expect(writes()).toEqual([]);
+    expect(rateLimited()).toEqual([]);
+    expect(stderr).toMatch(/listing policies: 151 listed/);
+    expect(stdout).toMatch(/150 policies \(100 Sentinel, 50 OPA\)/);
+    expect(stdout).toMatch(/2 module version deprecations/);
+    expect(stdout).toMatch(/no-code: the service holds no code/);
+
+    const files = await filesUnder(out);
+    expect(Object.keys(files).filter((path) => path.startsWith("policies/"))).toHaveLength(policyCount);
+    expect(files["Pulumi.yaml"]).toMatch(/^main: index\.ts$/m);
+    project = await PulumiProject.create({
+      name: "adopt-organization",
+      files,
+      config: {},
+      secrets: { "tfe:token": token },
+    });
+  }, 180_000);
+
+  it("2. pulumi up adopts every policy and deprecation with zero mutating requests", async () => {
+    server.requestLog.clear();
+    const up = await project.up();
+    expect(up.output).toMatch(new RegExp(`\\+ ${policyCount + 3} created`));
+    expect(writes()).toEqual([]);
+    expect(rateLimited()).toEqual([]);
+
+    const held = [];
+    for await (const policy of client.policies.listAll(organization)) held.push(policy);
+    for (const expected of seeded) {
+      const policy = held.find((candidate) => candidate.name === expected.name)!;
+      expect(policy).toMatchObject({
+        kind: expected.kind,
+        enforcementLevel: expected.enforcementLevel,
+        description: expected.description,
+      });
+    }
+    const state = await project.stateText();
+    expect(state).not.toContain(token);
+  }, 600_000);
+
+  it("3. an immediate preview --expect-no-changes passes", async () => {
+    server.requestLog.clear();
+    const preview = await project.run(["preview", "--expect-no-changes", "--json"]);
+    expect(changeSummary(preview)).toEqual({ same: policyCount + 3 });
+    expect(writes()).toEqual([]);
+  }, 300_000);
+
+  it("4. editing one generated policy file and running up updates exactly that policy", async () => {
+    const target = seeded[4]!;
+    const edited = `${target.code}# tightened after the migration\n`;
+    await project.writeFile(`policies/${target.name}.sentinel`, edited);
+    server.requestLog.clear();
+    const up = await project.up();
+    expect(up.output).toMatch(/~ 1 updated/);
+    const policy = (await client.policies.list(organization, { search: target.name })).items.find(
+      (candidate) => candidate.name === target.name,
+    )!;
+    expect(writes().map((entry) => `${entry.method} ${entry.path}`)).toEqual([
+      `PUT /api/v2/policies/${policy.id}/upload`,
+    ]);
+    expect((await client.policies.download(policy.id)).toString()).toBe(edited);
+  }, 300_000);
+});

@@ -1,0 +1,289 @@
+import { mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CreatePolicyOptions, TfeClient } from "../../src/client";
+import { importMain, StreamProgress } from "../../src/importer/command";
+import { type RunningServer, startServer } from "../../src/server";
+
+// The import command as a user runs it, in this process: flags in, files out, against the local server over HTTP.
+
+const organization = "acme";
+const token = "import-command-token-01";
+const policySets = { a: "polset-importA000001", b: "polset-importB000001" };
+const code = {
+  "require-tags": 'main = rule { all tfplan.resources as _, r { r.applied.tags contains "owner" } }\n',
+  "restrict-types": "main = rule { true } # restrict types\n",
+  "deny-public": 'package terraform\n\ndeny[msg] { msg := "no public buckets" }\n',
+};
+
+let server: RunningServer;
+let client: TfeClient;
+let workDir: string;
+
+interface Run {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function runImport(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const collect = () => {
+    const stream = new PassThrough();
+    const chunks: Buffer[] = [];
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    return { stream, text: () => Buffer.concat(chunks).toString() };
+  };
+  const out = collect();
+  const err = collect();
+  const status = await importMain(args, {
+    env: { TFE_ADDRESS: server.url, TFE_TOKEN: token, HOME: workDir, ...env },
+    progress: new StreamProgress(err.stream),
+    out: out.stream,
+    log: (line) => err.stream.write(`${line}\n`),
+  });
+  return { status, stdout: out.text(), stderr: err.text() };
+}
+
+async function freshDirectory(name: string): Promise<string> {
+  return mkdtemp(join(workDir, `${name}-`));
+}
+
+beforeAll(async () => {
+  workDir = await mkdtemp(join(tmpdir(), "import-command-"));
+  server = await startServer({
+    seed: {
+      organizations: [{ name: organization, plus: true }],
+      tokens: [{ token, organizations: [organization], managePolicies: true, manageModules: true }],
+      policySets: [
+        { id: policySets.a, organization, name: "baseline" },
+        { id: policySets.b, organization, name: "compute" },
+      ],
+      modules: [
+        { organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0"] },
+        { organization, name: "dns", provider: "aws", versions: ["0.1.0"] },
+      ],
+    },
+  });
+  client = new TfeClient({ address: server.url, token, rateLimit: false });
+  const create = async (name: keyof typeof code | "no-code", options: Omit<CreatePolicyOptions, "name">) => {
+    const policy = await client.policies.create(organization, { ...options, name });
+    if (name !== "no-code") await client.policies.upload(policy.id, code[name]);
+  };
+  await create("require-tags", {
+    description: "Every resource has an owner",
+    enforcementLevel: "soft-mandatory",
+    policySetIds: [policySets.a],
+  });
+  await create("restrict-types", { enforcementLevel: "hard-mandatory", policySetIds: [policySets.b] });
+  await create("deny-public", {
+    kind: "opa",
+    query: "data.terraform.deny",
+    enforcementLevel: "mandatory",
+    policySetIds: [policySets.a, policySets.b],
+  });
+  await create("no-code", { enforcementLevel: "advisory" });
+  await client.moduleVersions.deprecate({
+    organization,
+    name: "vpc",
+    provider: "aws",
+    version: "1.0.0",
+    reason: "Use 1.1.0.",
+    link: "https://example.com/vpc",
+  });
+});
+
+afterAll(async () => {
+  await client?.close();
+  await server?.close();
+  await rm(workDir, { recursive: true, force: true });
+});
+
+const declaredPolicies = async (out: string) =>
+  [...(await readFile(join(out, "index.ts"), "utf8")).matchAll(/new Policy\("([^"]+)"/g)].map((match) => match[1]);
+
+describe("tfe-governance import", () => {
+  it("writes the project with each policy's code, reading only, with progress and a summary", async () => {
+    const out = await freshDirectory("all");
+    server.requestLog.clear();
+    const run = await runImport(["--organization", organization, "--out", out, "--module", "acme/vpc/aws"]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(server.requestLog.entries().filter((entry) => entry.method !== "GET")).toEqual([]);
+
+    for (const [name, text] of Object.entries(code)) {
+      const extension = name === "deny-public" ? "rego" : "sentinel";
+      expect(await readFile(join(out, "policies", `${name}.${extension}`), "utf8")).toBe(text);
+    }
+    expect(await declaredPolicies(out)).toEqual(["deny-public", "require-tags", "restrict-types"]);
+    const program = await readFile(join(out, "index.ts"), "utf8");
+    expect(program).toContain(`policySetIds: ["${policySets.a}", "${policySets.b}"]`);
+    expect(program).toContain('reason: "Use 1.1.0."');
+    expect(await readFile(join(out, "Pulumi.yaml"), "utf8")).toContain(`value: "${server.url}"`);
+    const readme = await readFile(join(out, "README.md"), "utf8");
+    for await (const policy of client.policies.listAll(organization, { kind: "opa" })) {
+      // The id a Terraform configuration that referenced the policy needs instead (README's migration path).
+      expect(readme).toContain(`| deny-public | ${policy.id} | opa | policies/deny-public.rego |`);
+    }
+    for (const file of ["index.ts", "Pulumi.yaml", "README.md", "package.json"]) {
+      expect(await readFile(join(out, file), "utf8")).not.toContain(token);
+    }
+
+    expect(run.stderr).toContain(`importing organization "acme" from ${server.url} (token from TFE_TOKEN)`);
+    expect(run.stderr).toMatch(/listing policies: 4 listed/);
+    expect(run.stderr).toMatch(/downloading code: 3 downloaded/);
+    expect(run.stderr).toMatch(/writing files: 9 created, 0 overwritten, 0 unchanged/);
+    expect(run.stdout).toMatch(/3 policies \(2 Sentinel, 1 OPA\)/);
+    expect(run.stdout).toMatch(/1 module version deprecation\n/);
+    expect(run.stdout).toMatch(/1 policy left out:\n {4}no-code: the service holds no code/);
+  });
+
+  it.each([
+    [["--kind", "opa"], ["deny-public"]],
+    [["--search", "tags"], ["require-tags"]],
+    [
+      ["--policy-set", policySets.b],
+      ["deny-public", "restrict-types"],
+    ],
+    [["--policy-set", policySets.a, "--kind", "sentinel"], ["require-tags"]],
+    [["--policy-set", "polset-none"], []],
+  ])("narrows the policies with %j", async (filters, expected) => {
+    const out = await freshDirectory("filtered");
+    const run = await runImport(["--organization", organization, "--out", out, ...filters]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(await declaredPolicies(out)).toEqual(expected);
+  });
+
+  it("accepts an unchanged second run, refuses changed files without writing anything, and overwrites with --force", async () => {
+    const out = await freshDirectory("again");
+    const args = ["--organization", organization, "--out", out];
+    expect((await runImport(args)).status).toBe(0);
+    const program = join(out, "index.ts");
+    const before = await stat(program);
+
+    const second = await runImport(args);
+    expect(second.status, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/files: 0 created, 0 overwritten, 9 unchanged/);
+    expect((await stat(program)).mtimeMs).toBe(before.mtimeMs);
+
+    const edited = join(out, "policies", "require-tags.sentinel");
+    await writeFile(edited, "main = rule { false }\n");
+    await unlink(join(out, "README.md"));
+    const refused = await runImport(args);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(
+      /1 file in the output directory differs from.*nothing was written:\n {2}policies\/require-tags\.sentinel\n/,
+    );
+    expect(refused.stderr).toMatch(/--force/);
+    expect(await readFile(edited, "utf8")).toBe("main = rule { false }\n");
+    await expect(stat(join(out, "README.md"))).rejects.toThrow(/ENOENT/);
+
+    const forced = await runImport([...args, "--force"]);
+    expect(forced.status, forced.stderr).toBe(0);
+    expect(forced.stdout).toMatch(/files: 1 created, 1 overwritten, 7 unchanged/);
+    expect(await readFile(edited, "utf8")).toBe(code["require-tags"]);
+  });
+
+  it("reads the token from the Terraform CLI credentials file, as the library does", async () => {
+    const credentials = join(workDir, "credentials.tfrc.json");
+    const host = new URL(server.url).host;
+    await writeFile(credentials, JSON.stringify({ credentials: { [host]: { token } } }));
+    const out = await freshDirectory("credentials");
+    const run = await runImport(["--organization", organization, "--out", out, "--kind", "opa"], {
+      TFE_TOKEN: "",
+      TF_CLI_CONFIG_FILE: credentials,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`(token from credentials file ${credentials})`);
+    expect(await declaredPolicies(out)).toEqual(["deny-public"]);
+  });
+
+  it("writes the service's policy-set folders with --layout folder", async () => {
+    const out = await freshDirectory("folder");
+    const run = await runImport(["--organization", organization, "--out", out, "--layout", "folder"]);
+    expect(run.status, run.stderr).toBe(0);
+    const folder = join(out, "policy-sets", `${policySets.a}-sentinel`);
+    expect(await readFile(join(folder, "sentinel.hcl"), "utf8")).toBe(
+      [
+        'policy "require-tags" {',
+        '  source            = "./require-tags.sentinel"',
+        '  description       = "Every resource has an owner"',
+        '  enforcement_level = "soft-mandatory"',
+        "}",
+        "",
+      ].join("\n"),
+    );
+    expect(await readFile(join(folder, "require-tags.sentinel"), "utf8")).toBe(code["require-tags"]);
+    const opa = join(out, "policy-sets", `${policySets.a}+${policySets.b}-opa`);
+    expect(await readFile(join(opa, "policies.hcl"), "utf8")).toContain('query             = "data.terraform.deny"');
+    expect(run.stdout).toMatch(/3 folders under policy-sets\//);
+  });
+
+  it.each([
+    [["--out", "x"], /--organization is required/],
+    [["--organization", organization], /--out is required/],
+    [["--organization", organization, "--out", "x", "--kind", "python"], /--kind "python" is not a policy kind/],
+    [["--organization", organization, "--out", "x", "--layout", "tree"], /--layout "tree" is not a layout/],
+    [["--organization", organization, "--out", "x", "--module", "vpc/aws"], /not NAMESPACE\/NAME\/PROVIDER/],
+    [["--organization", organization, "--out", "x", "--module", "other/vpc/aws"], /use --module acme\/vpc\/aws/],
+    [
+      ["--organization", organization, "--out", "x", "--layout", "folder", "--module", "acme/vpc/aws"],
+      /--layout program/,
+    ],
+    [["--organization", organization, "--out", "x", "--token", "t"], /Unknown option '--token'/],
+  ])("refuses %j, naming the flag and the fix", async (args, message) => {
+    const run = await runImport(args);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(message);
+  });
+
+  it("says what a 404 means for an organization or a module it cannot read, and writes nothing", async () => {
+    const out = join(workDir, "never-written");
+    const organizationRun = await runImport(["--organization", "nope", "--out", out]);
+    expect(organizationRun.status).toBe(2);
+    expect(organizationRun.stderr).toMatch(
+      /listing the policies of organization "nope" failed: .*404.*check --organization/,
+    );
+    const moduleRun = await runImport(["--organization", organization, "--out", out, "--module", "acme/missing/aws"]);
+    expect(moduleRun.status).toBe(2);
+    expect(moduleRun.stderr).toMatch(/module acme\/missing\/aws failed: .*404.*check --module/);
+    await expect(stat(out)).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe("tfe-governance import under a stricter rate limit than the service's", () => {
+  let limited: RunningServer;
+
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it("waits out the 429s and still imports every policy", async () => {
+    const names = ["a", "b", "c"];
+    limited = await startServer({
+      seed: {
+        organizations: [{ name: organization, plus: true }],
+        tokens: [{ token, organizations: [organization] }],
+      },
+      rateLimit: 2,
+    });
+    const seeding = new TfeClient({ address: limited.url, token, rateLimit: { requestsPerSecond: 2 } });
+    for (const name of names) {
+      const policy = await seeding.policies.create(organization, { name, enforcementLevel: "advisory" });
+      await seeding.policies.upload(policy.id, `main = rule { true } # ${name}\n`);
+    }
+    await seeding.close();
+    limited.requestLog.clear();
+
+    // The command paces at the service's documented 30 requests per second; this server allows 2.
+    const out = await freshDirectory("limited");
+    const run = await runImport(["--organization", organization, "--out", out], { TFE_ADDRESS: limited.url });
+    expect(run.status, run.stderr).toBe(0);
+    expect(limited.requestLog.entries().some((entry) => entry.status === 429)).toBe(true);
+    for (const name of names) {
+      expect(await readFile(join(out, "policies", `${name}.sentinel`), "utf8")).toBe(
+        `main = rule { true } # ${name}\n`,
+      );
+    }
+  });
+});
