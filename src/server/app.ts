@@ -8,6 +8,7 @@ import type { Fault, FaultInjector } from "./faults";
 import { buildOpenApiDocument, type DocumentedRoute } from "./openapi";
 import type { RateLimit } from "./rate-limit";
 import type { RequestLog } from "./request-log";
+import { registerDiscoveryRoute } from "./routes/discovery";
 import { registerModuleVersionRoutes } from "./routes/module-versions";
 import { registerPolicyRoutes } from "./routes/policies";
 import { registerRegistryRoutes } from "./routes/registry";
@@ -19,8 +20,6 @@ import type { TlsCredentials } from "./tls";
 export const maxJsonBodyBytes = 1024 * 1024;
 /** What `TFP-API-Version` reports: the API version whose behaviour this server follows. */
 export const apiVersion = "2.6";
-/** `X-RateLimit-Limit` when no limit is enforced: the service's documented 30 requests per second. */
-export const serviceRateLimit = 30;
 
 export interface AppContext {
   storage: Storage;
@@ -105,7 +104,8 @@ export function buildApp(context: AppContext): FastifyInstance {
         at: new Date().toISOString(),
       }),
     );
-    reply.header("x-ratelimit-limit", String(context.rateLimit?.limit ?? serviceRateLimit));
+    // Only the limit enforced: go-tfe paces itself by this header, so a limit not enforced would slow it for nothing.
+    if (context.rateLimit) reply.header("x-ratelimit-limit", String(context.rateLimit.limit));
     if (needsToken(request.url)) {
       request.principal = authenticate(context.storage, request.headers.authorization);
       const verdict = context.rateLimit?.take(request.principal.token);
@@ -150,7 +150,7 @@ export function buildApp(context: AppContext): FastifyInstance {
     {
       config: {
         doc: {
-          summary: "Liveness; carries X-RateLimit-Limit and TFP-API-Version",
+          summary: "Liveness; carries TFP-API-Version, and X-RateLimit-Limit when a limit is enforced",
           responses: { 204: { description: "Alive" } },
         },
       },
@@ -162,6 +162,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   registerUploadRoute(app, context);
   registerModuleVersionRoutes(app, context);
   registerRegistryRoutes(app, context);
+  registerDiscoveryRoute(app);
 
   let openApiDocument: Record<string, unknown> | undefined;
   app.get(

@@ -15,6 +15,10 @@ Options:
   --port N          Port of the API (default 0: a free port, printed on start).
   --host ADDRESS    Interface to listen on (default 127.0.0.1).
   --download-port N Port of the origin that serves signed policy-code downloads (default 0: a free port).
+  --download-host NAME
+                    Host name of the download URLs: another name for the same interface, so that Go clients (which
+                    keep the token on a redirect to the same host name) do not send it there. Default: localhost
+                    when listening on a loopback or wildcard address.
   --data FILE       SQLite file holding all data (default :memory:, lost on exit). Survives kill -9 and restarts.
   --seed FILE       JSON seed: organizations, tokens, policySets, modules (see README). Applied at every start;
                     without it an empty store gets organization "example-org" (Plus) and one random token.
@@ -23,8 +27,8 @@ Options:
                     "status":503,"share":0.5}] or {"seed":7,"rules":[...]}. A rule takes status (500, 502, 503, 504),
                     reset (true) and/or latencyMs, plus share (0-1, default 1), times (first N hits only) and
                     afterHandler (fail the answer after the change is made).
-  --tls             Serve https with a self-signed certificate made at start for localhost, 127.0.0.1, ::1 and
-                    --host. The certificate is written to a file the banner names; clients trust it with
+  --tls             Serve https with a self-signed certificate made at start for localhost, 127.0.0.1, ::1,
+                    --host and --download-host. The certificate is written to a file the banner names; clients trust it with
                     NODE_EXTRA_CA_CERTS=FILE (Node), SSL_CERT_FILE=FILE (Go: terraform, go-tfe) or curl --cacert FILE.
   --tls-out FILE    Where --tls writes its certificate (default: a new temporary directory).
   --tls-cert FILE   Serve https with this PEM certificate (chain) ...
@@ -40,6 +44,7 @@ async function main(): Promise<void> {
       port: { type: "string", default: "0" },
       host: { type: "string", default: "127.0.0.1" },
       "download-port": { type: "string", default: "0" },
+      "download-host": { type: "string" },
       data: { type: "string", default: ":memory:" },
       seed: { type: "string" },
       "rate-limit": { type: "string" },
@@ -72,6 +77,7 @@ async function main(): Promise<void> {
     port: number("port", values.port, 0, maxPort),
     host: values.host,
     downloadPort: number("download-port", values["download-port"], 0, maxPort),
+    ...(values["download-host"] ? { downloadHost: values["download-host"] } : {}),
     data: values.data,
     ...(values.seed ? { seed: values.seed } : {}),
     ...(values["rate-limit"] !== undefined ? { rateLimit: number("rate-limit", values["rate-limit"], 1) } : {}),

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { isIPv4 } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
 import type { RequestLog } from "./request-log";
@@ -36,6 +37,18 @@ export class UrlSigner {
   private signature(policyId: string, expires: number): string {
     return createHmac("sha256", this.key).update(`${policyId}\n${expires}`).digest("base64url");
   }
+}
+
+/**
+ * The host name of download URLs by default. The service's temporary URLs are on another host, and Go's HTTP
+ * client (go-tfe, the Terraform tfe provider) drops Authorization on a redirect only when the host name changes,
+ * whatever the port: so a loopback or wildcard listen address gets `localhost`, another name for the same
+ * interface. Any other address has no name known here (set one with `downloadHost`).
+ */
+export function defaultDownloadHost(listenAddress: string): string {
+  const loopback = (isIPv4(listenAddress) && listenAddress.startsWith("127.")) || listenAddress === "::1";
+  const wildcard = listenAddress === "0.0.0.0" || listenAddress === "::";
+  return loopback || wildcard ? "localhost" : listenAddress;
 }
 
 /**

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { buildApp } from "./app";
-import { buildDownloadOrigin, UrlSigner } from "./download-origin";
+import { buildDownloadOrigin, defaultDownloadHost, UrlSigner } from "./download-origin";
 import { FaultInjector, type FaultPlan } from "./faults";
 import { RateLimit } from "./rate-limit";
 import { RequestLog } from "./request-log";
@@ -24,6 +24,11 @@ export interface ServerOptions {
   host?: string;
   /** Port of the origin serving signed download URLs; 0 (the default) picks a free one. */
   downloadPort?: number;
+  /**
+   * Host name of the download URLs, another name for the interface both origins listen on; default `localhost`
+   * when that is a loopback or wildcard address, else the API's own (see `defaultDownloadHost`).
+   */
+  downloadHost?: string;
   /** SQLite file; default `:memory:`. A file keeps everything across restarts. */
   data?: string;
   /** Seed as an object or a JSON file path; without one an empty store gets one organization and one token. */
@@ -36,7 +41,8 @@ export interface ServerOptions {
   downloadUrlTtlMs?: number;
   /**
    * Serve both origins over https: with this certificate and key, or `"self-signed"` for one made at start for
-   * localhost, 127.0.0.1, ::1 and `host` (then in `certificate`, for clients to trust). Default: http.
+   * localhost, 127.0.0.1, ::1, `host` and `downloadHost` (then in `certificate`, for clients to trust).
+   * Default: http.
    */
   tls?: TlsCredentials | "self-signed";
 }
@@ -81,7 +87,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     storage.close();
     throw error;
   }
-  const tls = options.tls === "self-signed" ? localCertificate(host) : options.tls;
+  const tls =
+    options.tls === "self-signed"
+      ? localCertificate([host, ...(options.downloadHost ? [options.downloadHost] : [])])
+      : options.tls;
   const log = new RequestLog();
   const signer = new UrlSigner(options.downloadUrlTtlMs ?? 60_000);
   const uploadMetrics: UploadMetrics = { peakBufferedBytes: 0 };
@@ -98,11 +107,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     tls,
   });
   const downloads = buildDownloadOrigin(storage, signer, log, tls);
-  const originOf = (address: AddressInfo) =>
-    `${tls ? "https" : "http"}://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+  const originOf = (hostname: string, port: number) =>
+    `${tls ? "https" : "http"}://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
   try {
     await downloads.listen({ port: options.downloadPort ?? 0, host });
-    downloadOrigin = originOf(downloads.server.address() as AddressInfo);
+    const { address, port } = downloads.server.address() as AddressInfo;
+    downloadOrigin = originOf(options.downloadHost ?? defaultDownloadHost(address), port);
     await api.listen({ port: options.port ?? 0, host });
   } catch (error) {
     await Promise.allSettled([api.close(), downloads.close()]);
@@ -110,8 +120,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw error;
   }
   const tokens = storage.tokens();
+  const apiAddress = api.server.address() as AddressInfo;
   return {
-    url: originOf(api.server.address() as AddressInfo),
+    url: originOf(apiAddress.address, apiAddress.port),
     downloadOrigin,
     certificate: tls?.cert,
     tokens,

@@ -116,8 +116,8 @@ export function selfSignedCertificate(hosts: readonly string[], days = 30): TlsC
   };
 }
 
-/** A self-signed certificate for the names a local client may use: loopback by name and address, and `listenHost`. */
-export function localCertificate(listenHost: string): TlsCredentials {
-  const wildcard = listenHost === "0.0.0.0" || listenHost === "::";
-  return selfSignedCertificate([...new Set(["localhost", "127.0.0.1", "::1", ...(wildcard ? [] : [listenHost])])]);
+/** A self-signed certificate for the names a local client may use: loopback by name and address, and `hosts`. */
+export function localCertificate(hosts: readonly string[]): TlsCredentials {
+  const named = hosts.filter((host) => host !== "0.0.0.0" && host !== "::");
+  return selfSignedCertificate([...new Set(["localhost", "127.0.0.1", "::1", ...named])]);
 }
