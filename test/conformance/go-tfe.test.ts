@@ -32,6 +32,7 @@ const seed = {
 // program (or one it stopped reaching) fails too.
 const requiredCalls = [
   "tfe.NewClient",
+  "X-RateLimit-Limit",
   "Policies.Create",
   "Policies.Read",
   "Policies.Update",
@@ -43,6 +44,7 @@ const requiredCalls = [
   "NewRequest PATCH module version",
   "NewRequest GET registry version",
   "NewRequest GET registry versions",
+  "GET /.well-known/terraform.json",
 ];
 
 const goAvailable = (() => {
@@ -126,12 +128,12 @@ function runConformance(binary: string, server: RunningServer, extraEnv: Record<
   });
 }
 
-async function expectAllOk(binary: string, server: RunningServer, extraEnv: Record<string, string> = {}) {
+async function expectAllOk(binary: string, server: RunningServer, extraEnv: Record<string, string>, calls: string[]) {
   const { code, output } = await runConformance(binary, server, extraEnv);
   console.log(output);
   const rows = parseTable(output);
   expect(rows.filter((row) => row.result !== "ok")).toEqual([]);
-  expect([...new Set(rows.map((row) => row.call))]).toEqual(expect.arrayContaining(requiredCalls));
+  expect([...new Set(rows.map((row) => row.call))]).toEqual(expect.arrayContaining([...requiredCalls, ...calls]));
   expect(code, output).toBe(0);
   // The calls reached this server: each row stands for at least one request it answered.
   expect(server.requestLog.entries().length).toBeGreaterThanOrEqual(rows.length);
@@ -154,24 +156,33 @@ describe.skipIf(!goAvailable && !process.env.CI)("go-tfe against the local serve
   it("passes every call over http", async () => {
     const server = await startServer({ seed });
     try {
-      await expectAllOk(binary, server);
+      // Over http the provider reaches the API through a CLI config host block, which disco takes as forced services.
+      await expectAllOk(binary, server, { CONFORMANCE_RATE_LIMIT: "" }, ["disco.ForceHostServices"]);
     } finally {
       await server.close();
     }
   }, 180_000);
 
-  it("passes every call over https with the self-signed certificate trusted through SSL_CERT_FILE, and refuses it untrusted", async () => {
-    const server = await startServer({ seed, tls: "self-signed" });
+  it("passes every call over https (certificate trusted through SSL_CERT_FILE, refused untrusted) under a rate limit it keeps to", async () => {
+    const rateLimit = 20;
+    const server = await startServer({ seed, tls: "self-signed", rateLimit });
     try {
       expect(server.url).toMatch(/^https:/);
       const certificateFile = join(certificateDirectory, "cert.pem");
       writeFileSync(certificateFile, server.certificate ?? "");
-      const rows = await expectAllOk(binary, server, { SSL_CERT_FILE: certificateFile });
+      const rows = await expectAllOk(
+        binary,
+        server,
+        { SSL_CERT_FILE: certificateFile, CONFORMANCE_RATE_LIMIT: String(rateLimit) },
+        ["disco.Discover"],
+      );
       expect(rows).toContainEqual({
         call: "tfe.NewClient",
         check: "refused without the certificate trusted",
         result: "ok",
       });
+      // go-tfe paced itself by the advertised limit: the server never had to refuse it.
+      expect(server.requestLog.entries().filter((entry) => entry.status === 429)).toEqual([]);
     } finally {
       await server.close();
     }

@@ -3,7 +3,8 @@
 // request helper. It prints one table row per call and exits 1 when any call did not behave as the service does.
 //
 // Configuration is go-tfe's own (TFE_ADDRESS, TFE_TOKEN) and Go's own (SSL_CERT_FILE to trust a certificate),
-// plus CONFORMANCE_ORGANIZATION and CONFORMANCE_MODULE ("name/provider/version", a version not deprecated yet).
+// plus CONFORMANCE_ORGANIZATION, CONFORMANCE_MODULE ("name/provider/version", a version not deprecated yet) and
+// CONFORMANCE_RATE_LIMIT (the server's enforced limit per second; empty for none).
 package main
 
 import (
@@ -25,6 +26,8 @@ import (
 
 	cleanhttp "github.com/hashicorp/go-cleanhttp"
 	tfe "github.com/hashicorp/go-tfe"
+	svchost "github.com/hashicorp/terraform-svchost"
+	"github.com/hashicorp/terraform-svchost/disco"
 )
 
 type row struct {
@@ -86,13 +89,35 @@ func main() {
 	s.client, err = tfe.NewClient(&tfe.Config{HTTPClient: httpClient})
 	s.check("tfe.NewClient", "GET /api/v2/ping", err)
 	if err == nil {
+		s.rateLimitHeader(os.Getenv("CONFORMANCE_RATE_LIMIT"))
 		s.policies()
 		s.registry(module[0], module[1], module[2])
+		s.discovery()
 	}
 	if address.Scheme == "https" {
 		s.untrusted()
 	}
 	os.Exit(s.report())
+}
+
+// rateLimitHeader: go-tfe paces itself by X-RateLimit-Limit (two thirds of it, a burst of a third), so the
+// header must say the limit the server enforces (want), and be absent when it enforces none.
+func (s *suite) rateLimitHeader(want string) {
+	var limit []string
+	ctx := tfe.ContextWithResponseHeaderHook(s.ctx, func(_ int, header http.Header) {
+		limit = header.Values("X-RateLimit-Limit")
+	})
+	_, err := s.client.Policies.List(ctx, s.organization, nil)
+	detail := "absent: no limit enforced"
+	if want != "" {
+		detail = "the enforced " + want
+	}
+	s.check("X-RateLimit-Limit", detail, guarded(err, func() error {
+		if want == "" {
+			return expect(len(limit) == 0, "sent %q", limit)
+		}
+		return expect(len(limit) == 1 && limit[0] == want, "sent %q", limit)
+	}))
 }
 
 func (s *suite) policies() {
@@ -187,7 +212,7 @@ func (s *suite) policies() {
 
 	s.redirects = nil
 	downloaded, err := s.client.Policies.Download(ctx, sentinel.ID)
-	s.check("Policies.Download", "the uploaded bytes, through the redirect", guarded(err, func() error {
+	s.check("Policies.Download", "the uploaded bytes, through the redirect, without the token", guarded(err, func() error {
 		return all(
 			expect(bytes.Equal(downloaded, sentinelCode), "got %q", downloaded),
 			s.redirectChecks(),
@@ -263,6 +288,14 @@ func (s *suite) updates(sentinel, opa *tfe.Policy) {
 		func(p *tfe.Policy) error {
 			return expect(p.EnforcementLevel == tfe.EnforcementHard, "enforcement-level %q", p.EnforcementLevel)
 		})
+	before, err := s.client.Policies.Read(ctx, sentinel.ID)
+	if err == nil {
+		update(sentinel.ID, "nothing set: the policy unchanged", tfe.PolicyUpdateOptions{}, func(p *tfe.Policy) error {
+			return expect(p.Description == before.Description && p.EnforcementLevel == before.EnforcementLevel &&
+				p.UpdatedAt.Equal(before.UpdatedAt) && enforcement(p.Enforce) == enforcement(before.Enforce),
+				"before %+v, after %+v", *before, *p)
+		})
+	}
 	if opa != nil {
 		update(opa.ID, "query", tfe.PolicyUpdateOptions{Query: tfe.String("data.terraform.violations")}, func(p *tfe.Policy) error {
 			return expect(p.Query != nil && *p.Query == "data.terraform.violations", "query %v", p.Query)
@@ -329,13 +362,17 @@ func (s *suite) lists(stamp string, made int) {
 	}))
 }
 
-// redirectChecks: the download redirect keeps the API's scheme.
+// redirectChecks: the download redirect keeps the API's scheme, and Go's client does not take the token along
+// (it keeps Authorization on a redirect to the same host name, whatever the port).
 func (s *suite) redirectChecks() error {
 	if len(s.redirects) != 1 {
 		return fmt.Errorf("followed %d redirects, want 1", len(s.redirects))
 	}
 	target := s.redirects[0].URL
-	return expect(target.Scheme == s.address.Scheme, "redirected from %s to %s", s.address.Scheme, target.Scheme)
+	return all(
+		expect(target.Scheme == s.address.Scheme, "redirected from %s to %s", s.address.Scheme, target.Scheme),
+		expect(s.redirects[0].Header.Get("Authorization") == "", "the token went along to %s", target.Host),
+	)
 }
 
 type moduleVersionDeprecation struct {
@@ -436,6 +473,59 @@ func (s *suite) registry(name, provider, version string) {
 
 	err = s.doJSON(fmt.Sprintf("/api/registry/v1/modules/%s/%s/%s/0.0.0-missing", url.PathEscape(org), url.PathEscape(name), url.PathEscape(provider)), &registryVersion{})
 	s.check("NewRequest GET registry version", "a missing version: 404", expect(err != nil && strings.Contains(err.Error(), "404"), "got %v", err))
+}
+
+// discovery finds the API as the Terraform tfe provider does: terraform-svchost's disco, the provider's own
+// library, reads /.well-known/terraform.json (over https only) and the provider takes the tfe.v2.2 service URL
+// as go-tfe's address. Over http the provider can only be pointed at the API by a host block of the Terraform
+// CLI config, which disco takes through ForceHostServices.
+func (s *suite) discovery() {
+	response, err := http.Get(s.address.JoinPath("/.well-known/terraform.json").String())
+	services := map[string]any{}
+	if err == nil {
+		defer response.Body.Close()
+		err = all(
+			expect(response.StatusCode == 200, "status %d", response.StatusCode),
+			expect(response.Header.Get("Content-Type") == "application/json" ||
+				strings.HasPrefix(response.Header.Get("Content-Type"), "application/json;"),
+				"content-type %q", response.Header.Get("Content-Type")),
+			json.NewDecoder(response.Body).Decode(&services),
+		)
+	}
+	s.check("GET /.well-known/terraform.json", "tfe.v2, tfe.v2.1, tfe.v2.2 at /api/v2/", guarded(err, func() error {
+		return all(
+			expect(services["tfe.v2"] == "/api/v2/", "tfe.v2 %v", services["tfe.v2"]),
+			expect(services["tfe.v2.1"] == "/api/v2/", "tfe.v2.1 %v", services["tfe.v2.1"]),
+			expect(services["tfe.v2.2"] == "/api/v2/", "tfe.v2.2 %v", services["tfe.v2.2"]),
+		)
+	}))
+
+	hostname, err := svchost.ForComparison(s.address.Host)
+	if err != nil {
+		s.check("svchost.ForComparison", s.address.Host, err)
+		return
+	}
+	discoverer := disco.New()
+	call := "disco.Discover"
+	if s.address.Scheme == "http" {
+		call = "disco.ForceHostServices"
+		discoverer.ForceHostServices(hostname, map[string]any{"tfe.v2.2": s.address.JoinPath("/api/v2/").String()})
+	}
+	service, err := discoverer.DiscoverServiceURL(hostname, "tfe.v2.2")
+	var policies *tfe.PolicyList
+	if err == nil {
+		var client *tfe.Client
+		client, err = tfe.NewClient(&tfe.Config{Address: service.String()})
+		if err == nil {
+			policies, err = client.Policies.List(s.ctx, s.organization, nil)
+		}
+	}
+	s.check(call, "tfe.v2.2 as the tfe provider finds it, then go-tfe at that address", guarded(err, func() error {
+		return all(
+			expect(service.String() == s.address.JoinPath("/api/v2/").String(), "service URL %s", service),
+			expect(policies.TotalCount > 0, "listed %d policies", policies.TotalCount),
+		)
+	}))
 }
 
 func (s *suite) do(method, path string, body, model any) error {
