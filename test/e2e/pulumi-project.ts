@@ -74,12 +74,12 @@ export class PulumiProject {
    * under anything but Pulumi's own Node.js host throws. Throws with the output unless it exits 0 or
    * `allowFailure` is set.
    */
-  async run(args: string[], options: { allowFailure?: boolean } = {}): Promise<PulumiRun> {
+  async run(args: string[], options: { allowFailure?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<PulumiRun> {
     const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
       execFile(
         "pulumi",
         [...args, "--non-interactive", "--stack", this.stack, ...engineLogArgs],
-        { cwd: this.dir, env: this.env, maxBuffer: 256 * 1024 * 1024 },
+        { cwd: this.dir, env: { ...this.env, ...options.env }, maxBuffer: 256 * 1024 * 1024 },
         (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
     });
