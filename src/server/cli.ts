@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { readFaultPlan } from "./faults";
 import { startServer } from "./index";
@@ -84,7 +84,10 @@ async function main(): Promise<void> {
     ...(values.faults ? { faults: readFaultPlan(values.faults) } : {}),
     ...(tls ? { tls: tls.credentials } : {}),
   });
-  if (tls?.certificateFile) writeFileSync(tls.certificateFile, server.certificate ?? "");
+  if (tls?.certificateFile) {
+    mkdirSync(dirname(tls.certificateFile), { recursive: true });
+    writeFileSync(tls.certificateFile, server.certificate ?? "");
+  }
   if (!values.quiet) {
     server.requestLog.onEntry((entry) =>
       process.stdout.write(

@@ -127,7 +127,7 @@ describe("the bin with --tls", () => {
   it("writes the certificate where the banner says, and NODE_EXTRA_CA_CERTS makes Node trust it", async () => {
     const seedFile = join(directory, "seed.json");
     writeFileSync(seedFile, JSON.stringify(seed));
-    const certificateFile = join(directory, "server-cert.pem");
+    const certificateFile = join(directory, "not-yet", "server-cert.pem");
     const server = await launch(["--tls", "--tls-out", certificateFile, "--seed", seedFile]);
     expect(server.url).toMatch(/^https:\/\//);
     expect(server.output()).toContain(`tls certificate ${certificateFile}`);
