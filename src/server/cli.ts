@@ -28,8 +28,9 @@ Options:
                     reset (true) and/or latencyMs, plus share (0-1, default 1), times (first N hits only) and
                     afterHandler (fail the answer after the change is made).
   --tls             Serve https with a self-signed certificate made at start for localhost, 127.0.0.1, ::1,
-                    --host and --download-host. The certificate is written to a file the banner names; clients trust it with
-                    NODE_EXTRA_CA_CERTS=FILE (Node), SSL_CERT_FILE=FILE (Go: terraform, go-tfe) or curl --cacert FILE.
+                    --host and --download-host. The certificate is written to a file the banner names; clients
+                    trust it with NODE_EXTRA_CA_CERTS=FILE (Node), SSL_CERT_FILE=FILE (Go: terraform, go-tfe) or
+                    curl --cacert FILE.
   --tls-out FILE    Where --tls writes its certificate (default: a new temporary directory).
   --tls-cert FILE   Serve https with this PEM certificate (chain) ...
   --tls-key FILE    ... and this PEM private key.
