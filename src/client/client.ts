@@ -24,7 +24,11 @@ export interface TfeClientOptions {
    */
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
-  /** Client-side limit shared by every client of this address and token; default 30 requests per second. */
+  /**
+   * Pacing, shared by every client of this address and token. By default the client paces to the limit the service
+   * advertises in `X-RateLimit-Limit` (95% of it) and does not hold back where none is advertised;
+   * `requestsPerSecond` caps the pace further; `false` turns pacing off (a 429 is still waited out and retried).
+   */
   rateLimit?: { requestsPerSecond: number } | false;
   /**
    * CA certificates (PEM text) to trust besides Node's own, e.g. a private CA of Terraform Enterprise or the local
@@ -32,9 +36,6 @@ export interface TfeClientOptions {
    */
   caCertificate?: string | undefined;
 }
-
-/** The service's default limit per token (service-facts). */
-export const defaultRequestsPerSecond = 30;
 
 /** Typed client for the policy, module-version deprecation and registry-read endpoints. */
 export class TfeClient {
@@ -46,15 +47,17 @@ export class TfeClient {
 
   constructor(options: TfeClientOptions) {
     const address = normalizeAddress(options.address ?? defaultAddress);
-    const rateLimit = options.rateLimit ?? { requestsPerSecond: defaultRequestsPerSecond };
-    checkOptions(options, rateLimit);
+    checkOptions(options);
     this.#transport = new Transport({
       address,
       token: options.token,
       userAgent: options.userAgent ?? `pulumi-tfe-governance/${libraryVersion}`,
       timeoutMs: options.timeoutMs ?? 30_000,
       retry: { ...defaultRetryPolicy, ...options.retry },
-      rateLimiter: rateLimit ? sharedRateLimiter(address, options.token, rateLimit.requestsPerSecond) : null,
+      rateLimiter:
+        options.rateLimit === false
+          ? null
+          : sharedRateLimiter(address, options.token, options.rateLimit?.requestsPerSecond),
       caCertificate: options.caCertificate,
     });
     this.address = this.#transport.address;
@@ -81,7 +84,8 @@ export class TfeClient {
 }
 
 // Caught here rather than at the first request, where a bad option would look like a service or network fault.
-function checkOptions(options: TfeClientOptions, rateLimit: TfeClientOptions["rateLimit"]): void {
+function checkOptions(options: TfeClientOptions): void {
+  const rateLimit = options.rateLimit;
   if (typeof options.token !== "string" || options.token.trim() === "") {
     throw new TfeConfigError(
       "token is required: pass the API token, or use TfeClient.fromConfig() to read tfe:token, TFE_TOKEN or the Terraform credentials file",

@@ -13,7 +13,7 @@ export {
   policyKinds,
   policySortOrders,
 } from "../contract/policies";
-export { defaultRequestsPerSecond, libraryVersion, TfeClient, type TfeClientOptions } from "./client";
+export { libraryVersion, TfeClient, type TfeClientOptions } from "./client";
 export {
   type ClientConfigInputs,
   defaultAddress,

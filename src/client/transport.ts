@@ -203,9 +203,11 @@ export class Transport {
 
   private async execute(spec: ExecuteSpec): Promise<Response> {
     const started = performance.now();
-    const { retry, rateLimiter, timeoutMs, userAgent } = this.#options;
+    const { retry, timeoutMs, userAgent } = this.#options;
     const origin = spec.origin ?? this.#origin;
     const authorize = origin === this.#origin;
+    // The service's limit counts requests to its own origin, not to the one serving downloads.
+    const rateLimiter = authorize ? this.#options.rateLimiter : null;
     const requestPath =
       (spec.origin ? "" : this.#basePath) + spec.path + (spec.query ? `?${new URLSearchParams(spec.query)}` : "");
     const headers: Record<string, string> = {
@@ -224,7 +226,7 @@ export class Transport {
     const idempotent = idempotentMethods.has(spec.method);
 
     for (let attempt = 1; ; attempt++) {
-      if (rateLimiter && authorize) await rateLimiter.acquire();
+      await rateLimiter?.acquire();
       const mayRetry = (waitMs: number) =>
         attempt <= retry.maxRetries && performance.now() - started + waitMs <= retry.maxElapsedMs;
       let response: Omit<Response, "attempts">;
@@ -246,6 +248,7 @@ export class Transport {
         });
         response = { statusCode, headers: responseHeaders, body: Buffer.from(await body.arrayBuffer()) };
       } catch (error) {
+        rateLimiter?.answered(undefined);
         const code = errorCode(error);
         const notSent = notSentCodes.has(code);
         const waitMs = backoff(retry, attempt);
@@ -263,10 +266,11 @@ export class Transport {
         );
       }
 
+      rateLimiter?.answered(Number.parseFloat(headerValue(response.headers["x-ratelimit-limit"]) ?? ""));
       const status = response.statusCode;
       if ((retriedStatuses.has(status) || spec.retryStatuses?.includes(status)) && (idempotent || status === 429)) {
         const waitMs = serviceWait(response.headers) ?? backoff(retry, attempt);
-        if (status === 429) rateLimiter?.pause(waitMs);
+        if (status === 429) rateLimiter?.rejected(waitMs);
         if (mayRetry(waitMs)) {
           await sleep(waitMs);
           continue;

@@ -1,4 +1,4 @@
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import type { ModuleVersionAddress } from "../client/module-versions";
@@ -11,7 +11,7 @@ import {
   defaultOrganization,
   isUnknown,
 } from "./provider-context";
-import { thinProvider } from "./shim";
+import { ShimResource } from "./shim";
 
 export interface ModuleVersionDeprecationArgs {
   /** Organization that owns the private module; default: stack config `tfe:organization`, then `TFE_ORGANIZATION`. */
@@ -285,7 +285,7 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
  * The deprecation of one version of a private-registry module: the version is deprecated while the resource
  * exists, and fully reinstated when it is destroyed. Type token `pulumi-nodejs:dynamic/tfe:ModuleVersionDeprecation`.
  */
-export class ModuleVersionDeprecation extends pulumi.dynamic.Resource {
+export class ModuleVersionDeprecation extends ShimResource {
   declare readonly organization: pulumi.Output<string>;
   declare readonly moduleName: pulumi.Output<string>;
   declare readonly moduleProvider: pulumi.Output<string>;
@@ -311,7 +311,7 @@ export class ModuleVersionDeprecation extends pulumi.dynamic.Resource {
           link: undefined,
         }
       : { ...outputsOnly, link: undefined, ...args, organization: args.organization ?? defaultOrganization() };
-    super(thinProvider("ModuleVersionDeprecation"), name, props, opts, "tfe", "ModuleVersionDeprecation");
+    super("ModuleVersionDeprecation", name, props, opts);
   }
 
   /** Reads an existing deprecation by id (`<organization>/<moduleName>/<moduleProvider>/<version>`), unmanaged. */

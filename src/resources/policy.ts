@@ -22,7 +22,7 @@ import {
   sameValue,
   unknownValue,
 } from "./provider-context";
-import { thinProvider } from "./shim";
+import { ShimResource } from "./shim";
 
 export interface PolicyArgs {
   /** Organization of the policy; default: stack config `tfe:organization`, then `TFE_ORGANIZATION`. */
@@ -239,10 +239,14 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     const client = this.context.client;
     const { policy, createdHere } = await this.createOrAdopt(client, inputs);
     const code = loadCode(inputs);
+    let uploaded = false;
     try {
       // An adopted policy that already holds this code keeps it: uploading the same bytes would still be a write.
       const heldCode = createdHere || !policy.hasCode ? undefined : await downloadCode(client, policy.id);
-      if (!heldCode?.equals(code)) await client.policies.upload(policy.id, code);
+      if (!heldCode?.equals(code)) {
+        await client.policies.upload(policy.id, code);
+        uploaded = true;
+      }
     } catch (error) {
       const outcome = createdHere
         ? await client.policies.delete(policy.id).then(
@@ -255,8 +259,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
         : "the adopted policy keeps its previous code";
       throw new Error(`uploading the code of policy "${inputs.name}" failed; ${outcome}: ${(error as Error).message}`);
     }
-    const stored = await client.policies.read(policy.id);
-    return { id: policy.id, outs: toOutputs(inputs, stored, hashCode(code), code.byteLength) };
+    return { id: policy.id, outs: toOutputs(inputs, afterUpload(policy, uploaded), hashCode(code), code.byteLength) };
   }
 
   private async createOrAdopt(
@@ -325,17 +328,18 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
   async update(id: string, olds: PolicyOutputs, news: PolicyInputs): Promise<pulumi.dynamic.UpdateResult> {
     const client = this.context.client;
     const changes = attributeChanges(olds, news);
-    if (Object.keys(changes).length > 0) await client.policies.update(id, changes);
+    // The PATCH answers with the policy as the service holds it: nothing is read back afterwards.
+    const policy = Object.keys(changes).length > 0 ? await client.policies.update(id, changes) : recorded(olds);
     let codeHash = olds.codeHash;
     let codeSize = olds.codeSize;
-    if (olds.codeHash !== news.codeHash) {
+    const codeChanged = olds.codeHash !== news.codeHash;
+    if (codeChanged) {
       const code = loadCode(news);
       await client.policies.upload(id, code);
       codeHash = hashCode(code);
       codeSize = code.byteLength;
     }
-    const stored = await client.policies.read(id);
-    return { outs: toOutputs(news, stored, codeHash, codeSize) };
+    return { outs: toOutputs(news, afterUpload(policy, codeChanged), codeHash, codeSize) };
   }
 
   async delete(id: string, props: Partial<PolicyOutputs> = {}): Promise<void> {
@@ -363,6 +367,32 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       );
     }
   }
+}
+
+/**
+ * The policy after its code was uploaded, or not. The upload answers nothing, so the `updated-at` it set is not
+ * known: null until the next refresh reads it, rather than a request per policy to read it back now.
+ */
+function afterUpload(policy: ServicePolicy, uploaded: boolean): ServicePolicy {
+  return uploaded ? { ...policy, updatedAt: null } : policy;
+}
+
+/** The policy as the outputs recorded it at the last operation. */
+function recorded(olds: PolicyOutputs): ServicePolicy {
+  return {
+    id: olds.policyId,
+    name: olds.name,
+    description: olds.description,
+    kind: olds.kind,
+    query: olds.query,
+    enforcementLevel: olds.enforcementLevel,
+    enforce: [],
+    policySetCount: olds.policySetCount,
+    updatedAt: olds.updatedAt,
+    organization: olds.organization,
+    policySetIds: olds.policySetIds,
+    hasCode: olds.codeHash !== null,
+  };
 }
 
 function attributeChanges(olds: Partial<PolicyOutputs>, news: PolicyInputs): UpdatePolicyOptions {
@@ -487,7 +517,7 @@ function codeFilePath(codeFile: PolicyArgs["codeFile"]): pulumi.Input<string> | 
  * A policy of HCP Terraform / Terraform Enterprise, with its code, managed by Pulumi. Type token
  * `pulumi-nodejs:dynamic/tfe:Policy`.
  */
-export class Policy extends pulumi.dynamic.Resource {
+export class Policy extends ShimResource {
   declare readonly organization: pulumi.Output<string>;
   declare readonly name: pulumi.Output<string>;
   declare readonly description: pulumi.Output<string | null>;
@@ -530,7 +560,7 @@ export class Policy extends pulumi.dynamic.Resource {
           name: args.name ?? name,
           codeFile: codeFilePath(args.codeFile),
         };
-    super(thinProvider("Policy"), name, props, opts, "tfe", "Policy");
+    super("Policy", name, props, opts);
     if (!opts?.id && args.enforce !== undefined) {
       pulumi.log.warn("enforce is deprecated by the service: use enforcementLevel instead", this);
     }

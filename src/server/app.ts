@@ -104,7 +104,8 @@ export function buildApp(context: AppContext): FastifyInstance {
         at: new Date().toISOString(),
       }),
     );
-    // Only the limit enforced: go-tfe paces itself by this header, so a limit not enforced would slow it for nothing.
+    // Advertised only where enforced: clients pace to this header, so a limit that is not there would slow them
+    // for nothing. The service always enforces and sends it (30); `--rate-limit 30` reproduces that.
     if (context.rateLimit) reply.header("x-ratelimit-limit", String(context.rateLimit.limit));
     if (needsToken(request.url)) {
       request.principal = authenticate(context.storage, request.headers.authorization);

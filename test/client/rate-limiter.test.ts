@@ -1,66 +1,175 @@
-import { describe, expect, it } from "vitest";
+import { execFile } from "node:child_process";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
 import { RateLimiter, TfeClient, TfeConfigError } from "../../src/client/index";
-import { empty, type ReceivedRequest, sequence, showPolicy, startFaultServer, testClient, token } from "./helpers";
+import { type RunningServer, startServer } from "../../src/server";
+import { empty, json, policyResource, type Reply, showPolicy, startFaultServer, testClient, token } from "./helpers";
 
-const spread = (requests: ReceivedRequest[]) => requests.at(-1)!.at - requests[0]!.at;
-const readMany = (client: TfeClient, count: number) =>
-  Promise.all(Array.from({ length: count }, () => client.policies.read("pol-1")));
+const run = promisify(execFile);
+const repoRoot = resolve(__dirname, "..", "..");
+const organization = "acme";
 
-describe("client-side rate limiter", () => {
-  it("lets at most 20 of 40 requests at 20 per second through in any second, where unlimited ones arrive together", async () => {
-    const limitedServer = await startFaultServer(showPolicy());
-    await readMany(testClient(limitedServer.url, { rateLimit: { requestsPerSecond: 20 } }), 40);
-    const unlimitedServer = await startFaultServer(showPolicy());
-    await readMany(testClient(unlimitedServer.url), 40);
+const servers: RunningServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
 
-    // 20 at once, then the next 20 once the first have left the one-second window.
-    expect(spread(limitedServer.requests)).toBeGreaterThanOrEqual(900);
-    expect(spread(unlimitedServer.requests)).toBeLessThan(spread(limitedServer.requests) / 2);
-    // Counted from the first arrival, as the second 20 cannot leave before 1 s after the first 20 did; a token
-    // bucket would have let 10 more through by half a second.
-    const first = limitedServer.requests[0]!.at;
-    expect(limitedServer.requests.filter((request) => request.at - first < 500).length).toBeLessThanOrEqual(20);
+/** The local server enforcing `limit` requests per second per token, as the service does (with 30). */
+async function limitedServer(limit: number): Promise<RunningServer> {
+  const server = await startServer({
+    rateLimit: limit,
+    seed: {
+      organizations: [{ name: organization, plus: true }],
+      tokens: [{ token, organizations: [organization], managePolicies: true, manageModules: true }],
+    },
+  });
+  servers.push(server);
+  return server;
+}
+
+const listMany = (client: TfeClient, count: number) =>
+  Promise.all(Array.from({ length: count }, () => client.policies.list(organization, { pageSize: 1 })));
+
+const statusCount = (server: RunningServer, status: number) =>
+  server.requestLog.entries().filter((entry) => entry.status === status).length;
+
+/**
+ * Answers the first `immediately` requests at once; holds every later answer until `count` more requests have
+ * arrived (or `fallbackMs` passed, so a failing test ends), then answers them all: how many arrived before that
+ * answer shows what the client held back.
+ */
+function answerTogether(
+  immediately: number,
+  count: number,
+  reply: Reply,
+  fallbackMs: number,
+): { reply: Reply; arrivedBeforeAnswer: () => number } {
+  const waiting: (() => void)[] = [];
+  let released = false;
+  let arrived = 0;
+  const release = () => {
+    if (released) return;
+    released = true;
+    arrived = waiting.length;
+    for (const answer of waiting.splice(0)) answer();
+  };
+  return {
+    reply: (request, response, index) => {
+      if (index < immediately || released) return reply(request, response, index);
+      if (waiting.length === 0) setTimeout(release, fallbackMs).unref();
+      waiting.push(() => reply(request, response, index));
+      if (waiting.length >= count) release();
+    },
+    arrivedBeforeAnswer: () => arrived,
+  };
+}
+
+describe("pacing that follows the service", () => {
+  it("paces to the advertised limit: 60 concurrent requests meet no 429, where an unpaced client meets many", async () => {
+    const paced = await limitedServer(20);
+    const pacedClient = new TfeClient({ address: paced.url, token });
+    expect(await listMany(pacedClient, 60)).toHaveLength(60);
+    expect(statusCount(paced, 200)).toBe(60);
+    expect(statusCount(paced, 429)).toBe(0);
+    await pacedClient.close();
+
+    const unpaced = await limitedServer(20);
+    await Promise.allSettled([listMany(testClient(unpaced.url, { retry: { maxRetries: 0 } }), 60)]);
+    expect(statusCount(unpaced, 429)).toBeGreaterThan(0);
   });
 
-  it("keeps a fractional rate: 1.5 per second sends one request per 667 ms", async () => {
-    const server = await startFaultServer(showPolicy());
-    await readMany(testClient(server.url, { rateLimit: { requestsPerSecond: 1.5 } }), 2);
-    expect(spread(server.requests)).toBeGreaterThanOrEqual(620);
+  it("is shared by every client of the same address and token in the process", async () => {
+    const server = await limitedServer(20);
+    const clients = [new TfeClient({ address: server.url, token }), new TfeClient({ address: server.url, token })];
+    await Promise.all(clients.map((client) => listMany(client, 30)));
+    await Promise.all(clients.map((client) => client.close()));
+    // Two limiters would each send 19 per second, 38 together against a limit of 20.
+    expect(statusCount(server, 200)).toBe(60);
+    expect(statusCount(server, 429)).toBe(0);
   });
 
-  it("is shared by every client of the same address and token", async () => {
-    const server = await startFaultServer(showPolicy());
-    const rateLimit = { requestsPerSecond: 10 };
-    await Promise.all([
-      readMany(testClient(server.url, { rateLimit }), 10),
-      readMany(testClient(server.url, { rateLimit }), 10),
-    ]);
-    // Two separate buckets would let all 20 through at once; one bucket holds the second 10 back ~1 s.
-    expect(spread(server.requests)).toBeGreaterThanOrEqual(900);
+  it("sends the first request alone, and holds the others until its answer tells the limit", async () => {
+    const together = answerTogether(
+      0,
+      2,
+      json(200, { data: policyResource("pol-1") }, { "x-ratelimit-limit": "1000" }),
+      1000,
+    );
+    const server = await startFaultServer(together.reply);
+    const client = new TfeClient({ address: server.url, token, retry: { maxRetries: 0 } });
+    await Promise.all(Array.from({ length: 10 }, () => client.policies.read("pol-1")));
+    await client.close();
+    // Only the fallback released the first request: the other nine waited for its answer.
+    expect(together.arrivedBeforeAnswer()).toBe(1);
+    expect(server.requests).toHaveLength(10);
   });
 
-  it("does not hold back a client with another token", async () => {
-    const server = await startFaultServer(showPolicy());
-    const rateLimit = { requestsPerSecond: 5 };
-    await readMany(testClient(server.url, { rateLimit }), 5);
-    await readMany(testClient(server.url, { rateLimit, token: `${token}-other` }), 5);
-    expect(spread(server.requests)).toBeLessThan(500);
+  it("holds nothing back where no limit is advertised", async () => {
+    const together = answerTogether(1, 10, showPolicy(), 3000);
+    const server = await startFaultServer(together.reply);
+    const client = new TfeClient({ address: server.url, token, retry: { maxRetries: 0 } });
+    await client.policies.read("pol-1");
+    // Its answer carried no X-RateLimit-Limit: the next ten go unpaced, all at once.
+    await Promise.all(Array.from({ length: 10 }, () => client.policies.read("pol-1")));
+    await client.close();
+    expect(together.arrivedBeforeAnswer()).toBe(10);
+    expect(server.requests).toHaveLength(11);
   });
 
-  it("pauses every caller of the bucket when the service answers 429", async () => {
-    const server = await startFaultServer(sequence(empty(429, { "x-ratelimit-reset": "0.5" }), showPolicy()));
+  it("several processes sharing a token converge without a failure", async () => {
+    const server = await limitedServer(30);
+    const worker = `
+      const { TfeClient } = require(${JSON.stringify(join(repoRoot, "dist", "client", "index.js"))});
+      const client = new TfeClient({ address: process.argv[1], token: process.argv[2] });
+      Promise.all(Array.from({ length: 60 }, () => client.policies.list("${organization}", { pageSize: 1 })))
+        .then(() => client.close())
+        .catch((error) => { console.error(error.message); process.exit(1); });`;
+    // Each process has its own limiter at 28.5 per second: 85 together against 30, until the 429s slow them down.
+    await Promise.all(Array.from({ length: 3 }, () => run(process.execPath, ["-e", worker, server.url, token])));
+    expect(statusCount(server, 200)).toBe(180);
+    expect(statusCount(server, 429)).toBeGreaterThan(0);
+  });
+
+  it("pauses every caller until the reset a 429 names", async () => {
+    // Like the service, this server refuses whatever arrives before the reset time too.
+    let refusedUntil = 0;
+    const server = await startFaultServer((request, response, index) => {
+      if (index === 0 || performance.now() < refusedUntil) {
+        if (index === 0) refusedUntil = performance.now() + 500;
+        return empty(429, { "x-ratelimit-reset": "0.5" })(request, response, index);
+      }
+      return showPolicy()(request, response, index);
+    });
     const rateLimit = { requestsPerSecond: 1000 };
     const first = testClient(server.url, { rateLimit }).policies.read("pol-1");
     while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    await new Promise((resolve) => setTimeout(resolve, 100));
     await testClient(server.url, { rateLimit }).policies.read("pol-2");
     await first;
-
-    const limited = server.requests[0]!;
-    const other = server.requests.find((request) => request.url.endsWith("pol-2"))!;
-    // Unpaused, the other caller's request would arrive ~100 ms after the 429.
-    expect(other.at - limited.at).toBeGreaterThanOrEqual(450);
+    // The second caller waited out the reset instead of meeting a 429 of its own.
     expect(server.requests).toHaveLength(3);
+  });
+});
+
+describe("the rate limiter", () => {
+  it("paces to 95% of the advertised limit, capped by an explicit rate, and halves after a 429", () => {
+    const following = new RateLimiter();
+    expect(following.requestsPerSecond).toBeUndefined();
+    following.answered(Number.NaN);
+    expect(following.requestsPerSecond).toBeUndefined();
+    following.answered(30);
+    expect(following.requestsPerSecond).toBe(28.5);
+    following.answered(undefined);
+    expect(following.requestsPerSecond).toBe(28.5);
+    const capped = new RateLimiter(10);
+    expect(capped.requestsPerSecond).toBe(10);
+    capped.answered(100);
+    expect(capped.requestsPerSecond).toBe(10);
+    capped.answered(5);
+    expect(capped.requestsPerSecond).toBe(4.75);
+    const rejected = new RateLimiter(8);
+    rejected.rejected(0);
+    expect(rejected.requestsPerSecond).toBe(4);
   });
 
   it("serves callers in the order they asked", async () => {

@@ -230,10 +230,14 @@ describe("diff", () => {
 });
 
 describe("create", () => {
-  it("creates the policy with its code and reports what the service holds", async () => {
+  it("creates the policy with its code in two requests and reports what the service holds", async () => {
+    server.requestLog.clear();
     const { id, outs } = await created({ description: "Owner tags", policySetIds: [policySetId] });
+    expect(server.requestLog.entries().map((entry) => entry.method)).toEqual(["POST", "PUT"]);
     expect(outs).toMatchObject({ policyId: id, policySetIds: [policySetId], policySetCount: 1, codeSize: 21 });
-    expect(outs.updatedAt).not.toBeNull();
+    // The upload answers nothing: its updated-at is left unknown until a read.
+    expect(outs.updatedAt).toBeNull();
+    expect((await provider.read(id, outs)).props).toMatchObject({ ...outs, updatedAt: expect.any(String) });
     expect((await client.policies.download(id)).toString()).toBe("main = rule { true }\n");
   });
 
@@ -395,8 +399,9 @@ describe("update", () => {
     server.requestLog.clear();
     const result = await provider.update(id, outs, await checked({ description: "old", ...change }));
     expect(result.outs).toMatchObject(expected);
-    expect(server.requestLog.entries().map((entry) => entry.method)).toEqual(["PATCH", "GET"]);
-    expect(await client.policies.read(id)).toMatchObject(expected);
+    expect(server.requestLog.entries().map((entry) => entry.method)).toEqual(["PATCH"]);
+    // The PATCH's answer is what the service holds: a read finds the same.
+    expect((await provider.read(id, result.outs as PolicyOutputs)).props).toEqual(result.outs);
   });
 
   it("changes an OPA query", async () => {
@@ -410,9 +415,11 @@ describe("update", () => {
     server.requestLog.clear();
     const news = await checked({ codeFile: undefined, code: "main = rule { false }\n" });
     const result = await provider.update(id, outs, news);
-    expect(server.requestLog.entries().map((entry) => entry.method)).toEqual(["PUT", "GET"]);
+    expect(server.requestLog.entries().map((entry) => entry.method)).toEqual(["PUT"]);
     expect((await client.policies.download(id)).toString()).toBe("main = rule { false }\n");
-    expect(result.outs).toMatchObject({ codeHash: news.codeHash });
+    expect(result.outs).toMatchObject({ codeHash: news.codeHash, updatedAt: null });
+    const { updatedAt: _unknown, ...held } = result.outs as PolicyOutputs;
+    expect((await provider.read(id, result.outs as PolicyOutputs)).props).toMatchObject(held);
   });
 });
 

@@ -5,7 +5,8 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { thinProvider } from "../../src/resources/shim";
+import { Policy } from "../../src/resources/policy";
+import { providerSource } from "../../src/resources/shim";
 import { startSeededServer } from "../seeded-server";
 
 const run = promisify(execFile);
@@ -13,7 +14,7 @@ const repoRoot = resolve(__dirname, "..", "..");
 const token = "shim-token-must-never-be-serialized";
 const organization = "acme";
 
-// What Pulumi stores in state for each resource: the provider as its closure serializer writes it. It must stay
+// What Pulumi stores in state for each resource (twice: in inputs and outputs): the provider's text. It must stay
 // small, hold no secret, and work on its own in a new process, loaded the way the engine's dynamic-provider host
 // loads it (require-from-string, resolving modules from the program's directory).
 describe.each(["Policy", "ModuleVersionDeprecation"] as const)("the serialized %s provider", (type) => {
@@ -22,8 +23,7 @@ describe.each(["Policy", "ModuleVersionDeprecation"] as const)("the serialized %
 
   beforeAll(async () => {
     process.env.TFE_TOKEN = token;
-    const provider = thinProvider(type);
-    text = (await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: false })).text;
+    text = providerSource(type);
     server = await startSeededServer({
       organization,
       token,
@@ -36,8 +36,8 @@ describe.each(["Policy", "ModuleVersionDeprecation"] as const)("the serialized %
     await server.close();
   });
 
-  it("is at most 4 KB and holds no token", () => {
-    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(4096);
+  it("is at most 128 bytes and holds no token", () => {
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(128);
     expect(text).not.toContain(token);
     expect(text).not.toMatch(/TFE_TOKEN|tfe:token/);
   });
@@ -74,5 +74,36 @@ describe.each(["Policy", "ModuleVersionDeprecation"] as const)("the serialized %
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("registering a resource through the shim", () => {
+  beforeAll(() => {
+    pulumi.runtime.setMocks(
+      { newResource: async (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: () => ({}) },
+      "project",
+      "stack",
+      false,
+    );
+  });
+
+  it("leaves Error.stackTraceLimit as it found it", () => {
+    const before = Error.stackTraceLimit;
+    new Policy("limit-kept", { organization, code: "main = rule { true }", enforcementLevel: "advisory" });
+    expect(Error.stackTraceLimit).toBe(before);
+  });
+
+  it("still gives an error thrown while registering a stack that leads to the program", () => {
+    const before = Error.stackTraceLimit;
+    const notAResource = {} as pulumi.Resource;
+    let thrown: unknown;
+    try {
+      new Policy("bad-parent", { organization, code: "x", enforcementLevel: "advisory" }, { parent: notAResource });
+    } catch (error) {
+      thrown = error;
+    }
+    expect((thrown as Error).message).toMatch(/parent is not a valid Resource/);
+    expect((thrown as Error).stack).toContain("shim.test.ts");
+    expect(Error.stackTraceLimit).toBe(before);
   });
 });

@@ -109,9 +109,10 @@ describe("bad input never reaches a 500", () => {
 });
 
 describe("ping and rate limit", () => {
-  it("answers ping with 204 and TFP-API-Version", async () => {
+  it("answers ping with 204 and TFP-API-Version, and no X-RateLimit-Limit where it enforces no limit", async () => {
     const answer = await call(server, "GET", "/api/v2/ping");
     expect(answer.status).toBe(204);
+    expect(answer.headers.get("x-ratelimit-limit")).toBeNull();
     expect(answer.headers.get("tfp-api-version")).toMatch(/^\d+\.\d+$/);
   });
 
@@ -131,6 +132,7 @@ describe("ping and rate limit", () => {
       }
       const other = await call(limited, "GET", "/api/v2/ping", { auth: "acme-reader-0123456789" });
       expect(other.status).toBe(204);
+      expect(other.headers.get("x-ratelimit-limit")).toBe("5");
       await new Promise((resolve) => setTimeout(resolve, 1000 * Number(refused[0]!.headers.get("x-ratelimit-reset"))));
       expect((await call(limited, "GET", policiesPath)).status).toBe(200);
     } finally {

@@ -1,0 +1,124 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { providerSource } from "../../src/resources/shim";
+import type { RunningServer } from "../../src/server";
+import { startSeededServer } from "../seeded-server";
+import { PulumiProject } from "./pulumi-project";
+
+// What each operation costs in requests under the real engine, counted exactly from the server's request log
+// (times are not asserted: the machine is shared). Four policies with code from files, two deprecations.
+
+const token = "e2e-counts-token-0123456789";
+const organization = "acme";
+const programSource = readFileSync(join(__dirname, "program", "index.js"), "utf8");
+const names = ["tags", "types", "regions", "costs"];
+const versions = ["1.0.0", "1.1.0"];
+
+function declared(enforcementLevel: string) {
+  return {
+    policies: names.map((name) => ({
+      resource: name,
+      enforcementLevel,
+      codeFile: `policies/${name}.sentinel`,
+    })),
+    deprecations: versions.map((version) => ({
+      resource: `vpc-${version}`,
+      moduleName: "vpc",
+      moduleProvider: "aws",
+      version,
+      reason: `${version} is superseded`,
+    })),
+  };
+}
+
+describe("requests per operation under the real engine", () => {
+  let server: RunningServer;
+  let project: PulumiProject;
+
+  /** Requests answered while `action` ran, as "METHOD route" (the download origin's as "GET download origin"). */
+  const requestsOf = async (action: () => Promise<unknown>): Promise<Record<string, number>> => {
+    server.requestLog.clear();
+    await action();
+    const counts: Record<string, number> = {};
+    for (const entry of server.requestLog.entries()) {
+      const key = `${entry.method} ${entry.origin === "download" ? "download origin" : entry.route}`;
+      counts[key] = (counts[key] ?? 0) + 1;
+    }
+    return counts;
+  };
+  const declare = (enforcementLevel: string) =>
+    project.writeFile("spec.json", JSON.stringify(declared(enforcementLevel)));
+
+  beforeAll(async () => {
+    server = await startSeededServer({
+      organization,
+      token,
+      modules: [{ name: "vpc", provider: "aws", versions }],
+    });
+    const files: Record<string, string> = { "index.js": programSource };
+    for (const name of names) files[`policies/${name}.sentinel`] = `main = rule { true } # ${name}\n`;
+    project = await PulumiProject.create({
+      name: "tfe-governance-counts",
+      files,
+      config: { "tfe:address": server.url, "tfe:organization": organization },
+      secrets: { "tfe:token": token },
+    });
+    await declare("soft-mandatory");
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await project?.dispose();
+  });
+
+  it("up from empty: POST and upload per policy, nothing read back; a deprecation reads, then deprecates", async () => {
+    expect(await requestsOf(() => project.up())).toEqual({
+      "POST /api/v2/organizations/:organization/policies": 4,
+      "PUT /api/v2/policies/:policyId/upload": 4,
+      // A version already deprecated as the program says is taken over without a second deprecation.
+      "GET /api/registry/v1/modules/:namespace/:name/:provider/:version": 2,
+      "PATCH /api/v2/organizations/:organization/registry-modules/private/:namespace/:name/:provider/:version": 2,
+    });
+  }, 180_000);
+
+  it("state per policy is at most 3 KB, the provider's text written once in inputs and once in outputs", async () => {
+    const state = JSON.parse((await project.run(["stack", "export"])).stdout) as {
+      deployment: { resources: { type: string; inputs: Record<string, unknown>; outputs: Record<string, unknown> }[] };
+    };
+    const policies = state.deployment.resources.filter((resource) => resource.type.endsWith(":Policy"));
+    expect(policies).toHaveLength(4);
+    for (const policy of policies) {
+      expect(Buffer.byteLength(JSON.stringify(policy))).toBeLessThanOrEqual(3072);
+      expect(policy.inputs.__provider).toBe(providerSource("Policy"));
+      expect(policy.outputs.__provider).toBe(providerSource("Policy"));
+    }
+  }, 60_000);
+
+  it("a no-change preview sends no request", async () => {
+    expect(await requestsOf(() => project.run(["preview", "--expect-no-changes"]))).toEqual({});
+  }, 120_000);
+
+  it("a no-drift refresh: one show and one download (plus the download origin) per policy, one read per deprecation", async () => {
+    // Without --skip-preview the engine reads everything twice: once to preview the refresh, once to do it.
+    const refresh = ["refresh", "--yes", "--skip-preview", "--expect-no-changes"];
+    expect(await requestsOf(() => project.run(refresh))).toEqual({
+      "GET /api/v2/policies/:policyId": 4,
+      "GET /api/v2/policies/:policyId/download": 4,
+      "GET download origin": 4,
+      "GET /api/registry/v1/modules/:namespace/:name/:provider/:version": 2,
+    });
+  }, 120_000);
+
+  it("a changed enforcement level: one PATCH per policy", async () => {
+    await declare("advisory");
+    expect(await requestsOf(() => project.up())).toEqual({ "PATCH /api/v2/policies/:policyId": 4 });
+  }, 180_000);
+
+  it("destroy: one DELETE per policy, one PATCH per deprecation", async () => {
+    expect(await requestsOf(() => project.run(["destroy", "--yes", "--skip-preview"]))).toEqual({
+      "DELETE /api/v2/policies/:policyId": 4,
+      "PATCH /api/v2/organizations/:organization/registry-modules/private/:namespace/:name/:provider/:version": 2,
+    });
+  }, 180_000);
+});
