@@ -1,4 +1,4 @@
-import { type RunningServer, startServer } from "../src/server";
+import { type RunningServer, type ServerOptions, startServer } from "../src/server";
 
 export interface SeededAccount {
   organization: string;
@@ -11,9 +11,10 @@ export interface SeededAccount {
  * The local server with one Plus organization, one token that may manage its policies and modules, and
  * optionally a policy set and modules: the account most tests act as.
  */
-export function startSeededServer(account: SeededAccount): Promise<RunningServer> {
+export function startSeededServer(account: SeededAccount, options: ServerOptions = {}): Promise<RunningServer> {
   const { organization, token } = account;
   return startServer({
+    ...options,
     seed: {
       organizations: [{ name: organization, plus: true }],
       tokens: [{ token, organizations: [organization], managePolicies: true, manageModules: true }],

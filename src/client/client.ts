@@ -1,3 +1,4 @@
+import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ClientConfigInputs, defaultAddress, normalizeAddress, resolveClientConfig } from "./config";
@@ -29,6 +30,11 @@ export interface TfeClientOptions {
    * `requestsPerSecond` caps the pace further; `false` turns pacing off (a 429 is still waited out and retried).
    */
   rateLimit?: { requestsPerSecond: number } | false;
+  /**
+   * CA certificates (PEM text) to trust besides Node's own, e.g. a private CA of Terraform Enterprise or the local
+   * server's `--tls` certificate. `fromConfig` also takes a file path, `tfe:caCertificate` and `TFE_CA_CERTIFICATE`.
+   */
+  caCertificate?: string | undefined;
 }
 
 /** Typed client for the policy, module-version deprecation and registry-read endpoints. */
@@ -52,6 +58,7 @@ export class TfeClient {
         options.rateLimit === false
           ? null
           : sharedRateLimiter(address, options.token, options.rateLimit?.requestsPerSecond),
+      caCertificate: options.caCertificate,
     });
     this.address = this.#transport.address;
     this.policies = new PoliciesApi(this.#transport);
@@ -61,9 +68,9 @@ export class TfeClient {
 
   /** A client configured by {@link resolveClientConfig}: explicit values, stack config, environment, credentials file. */
   static fromConfig(inputs: ClientConfigInputs & Omit<TfeClientOptions, "token" | "address"> = {}): TfeClient {
-    const { address, token } = resolveClientConfig(inputs);
+    const { address, token, caCertificate } = resolveClientConfig(inputs);
     const { hostname: _hostname, stackConfig: _stackConfig, env: _env, homeDirectory: _home, ...options } = inputs;
-    return new TfeClient({ ...options, address, token });
+    return new TfeClient({ ...options, address, token, caCertificate });
   }
 
   /** Closes the keep-alive connections. */
@@ -83,6 +90,15 @@ function checkOptions(options: TfeClientOptions): void {
     throw new TfeConfigError(
       "token is required: pass the API token, or use TfeClient.fromConfig() to read tfe:token, TFE_TOKEN or the Terraform credentials file",
     );
+  }
+  if (options.caCertificate !== undefined) {
+    try {
+      new X509Certificate(options.caCertificate);
+    } catch (error) {
+      throw new TfeConfigError(
+        `caCertificate must be PEM text of a certificate (TfeClient.fromConfig also takes a file path): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
   if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
     throw new TfeConfigError(`timeoutMs must be a number of milliseconds above 0, not ${options.timeoutMs}`);

@@ -14,7 +14,9 @@ export interface ClientConfigInputs {
   address?: string | undefined;
   hostname?: string | undefined;
   token?: string | undefined;
-  /** Pulumi stack config of the `tfe` namespace: `address`, `hostname`, `token`. */
+  /** A CA certificate to trust besides Node's own: PEM text, or the path of a PEM file. */
+  caCertificate?: string | undefined;
+  /** Pulumi stack config of the `tfe` namespace: `address`, `hostname`, `token`, `caCertificate`. */
   stackConfig?: StackConfigSource | undefined;
   env?: NodeJS.ProcessEnv;
   homeDirectory?: string;
@@ -28,6 +30,8 @@ export interface ResolvedClientConfig {
   tokenSource: "explicit" | "stack config tfe:token" | "TFE_TOKEN" | `credentials file ${string}`;
   /** Where the address came from, for messages. */
   addressSource: AddressSource;
+  /** PEM certificates to trust besides Node's own (a private CA, the local server's --tls certificate). */
+  caCertificate?: string;
 }
 
 type AddressSource =
@@ -41,9 +45,16 @@ type AddressSource =
 /**
  * Resolves address and token from, in order: explicit values, Pulumi stack config (`tfe:address` /
  * `tfe:hostname`, `tfe:token`), the environment (`TFE_ADDRESS`, `TFE_HOSTNAME`, `TFE_TOKEN`), and the Terraform
- * CLI credentials file (`TF_CLI_CONFIG_FILE` or `~/.terraform.d/credentials.tfrc.json`) keyed by hostname.
+ * CLI credentials file (`TF_CLI_CONFIG_FILE` or `~/.terraform.d/credentials.tfrc.json`) keyed by hostname; and a CA
+ * certificate from the `caCertificate` option, `tfe:caCertificate` or `TFE_CA_CERTIFICATE`.
  */
 export function resolveClientConfig(inputs: ClientConfigInputs = {}): ResolvedClientConfig {
+  const { token, tokenSource, address, hostname, addressSource } = resolveAddressAndToken(inputs);
+  const caCertificate = resolveCaCertificate(inputs);
+  return { address, hostname, token, tokenSource, addressSource, ...(caCertificate ? { caCertificate } : {}) };
+}
+
+function resolveAddressAndToken(inputs: ClientConfigInputs): Omit<ResolvedClientConfig, "caCertificate"> {
   const env = inputs.env ?? process.env;
   const config = inputs.stackConfig;
   const candidates: [string | undefined, AddressSource][] = [
@@ -86,6 +97,38 @@ export function resolveClientConfig(inputs: ClientConfigInputs = {}): ResolvedCl
       `${credentialsFiles.join(" or ")} holds it`,
   );
 }
+
+/**
+ * The CA certificate setting as PEM text. Node reads NODE_EXTRA_CA_CERTS only when the process starts; this one
+ * also works where the environment of that start is out of reach (stack config, a library call).
+ */
+function resolveCaCertificate(inputs: ClientConfigInputs): string | undefined {
+  const env = inputs.env ?? process.env;
+  const candidates: [source: string, value: string | undefined][] = [
+    ["the caCertificate option", inputs.caCertificate],
+    ["stack config tfe:caCertificate", inputs.stackConfig?.get("caCertificate")],
+    ["TFE_CA_CERTIFICATE", env.TFE_CA_CERTIFICATE],
+  ];
+  const found = candidates.find(([, value]) => nonEmpty(value) !== undefined);
+  if (!found) return undefined;
+  const [source, setting] = [found[0], nonEmpty(found[1])!];
+  if (setting.includes(pemCertificateHeader)) return setting;
+  let text: string;
+  try {
+    text = readFileSync(setting, "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new TfeConfigError(
+      `${source}: cannot read the certificate file "${setting}" (${reason}): give the path of a PEM file or the PEM text`,
+    );
+  }
+  if (text.includes(pemCertificateHeader)) return text;
+  throw new TfeConfigError(
+    `${source}: "${setting}" holds no PEM certificate (${pemCertificateHeader}): give the path of a PEM file or the PEM text`,
+  );
+}
+
+const pemCertificateHeader = "-----BEGIN CERTIFICATE-----";
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value && value.trim() !== "" ? value.trim() : undefined;

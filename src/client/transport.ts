@@ -1,5 +1,6 @@
 import "../node-version";
 import { setTimeout as sleep } from "node:timers/promises";
+import tls from "node:tls";
 import { Agent, type Dispatcher } from "undici";
 import type { z } from "zod";
 import { type JsonApiErrorObject, jsonApiErrorDocument, jsonApiMediaType } from "../contract/jsonapi";
@@ -32,6 +33,8 @@ export interface TransportOptions {
   timeoutMs: number;
   retry: RetryPolicy;
   rateLimiter: RateLimiter | null;
+  /** PEM certificates trusted besides Node's own. */
+  caCertificate?: string | undefined;
 }
 
 type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -110,7 +113,9 @@ export class Transport {
     this.#token = token;
     this.#authorization = `Bearer ${token}`;
     this.#options = rest;
-    this.#agent = new Agent({ keepAliveTimeout: 30_000, connections: 16, connect: { timeout: rest.timeoutMs } });
+    // A `ca` replaces Node's trusted certificates: keep them (with NODE_EXTRA_CA_CERTS) and add the given ones.
+    const ca = rest.caCertificate ? { ca: [...defaultCertificates(), rest.caCertificate] } : {};
+    this.#agent = new Agent({ keepAliveTimeout: 30_000, connections: 16, connect: { timeout: rest.timeoutMs, ...ca } });
   }
 
   /** Parses a request document strictly, turning zod issues into errors that name the field and the fix. */
@@ -347,8 +352,29 @@ function errorCode(error: unknown): string {
   return "UNKNOWN";
 }
 
+/** What Node trusts by default; `getCACertificates` (Node 22.15+) includes NODE_EXTRA_CA_CERTS. */
+function defaultCertificates(): readonly string[] {
+  return typeof tls.getCACertificates === "function" ? tls.getCACertificates("default") : tls.rootCertificates;
+}
+
+// OpenSSL's verdicts on a certificate chain it does not trust.
+const untrustedCertificateCodes = new Set([
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_UNTRUSTED",
+]);
+
 function describeConnectionError(error: unknown, origin: string, timeoutMs: number): string {
   const code = errorCode(error);
+  if (untrustedCertificateCodes.has(code)) {
+    return (
+      `the certificate of ${origin} is not trusted by this process: trust its CA with tfe:caCertificate or ` +
+      "TFE_CA_CERTIFICATE (a PEM file), or NODE_EXTRA_CA_CERTS when the process starts"
+    );
+  }
   if (code.endsWith("TIMEDOUT") || code.endsWith("_TIMEOUT")) return `no answer from ${origin} within ${timeoutMs} ms`;
   if (code === "ECONNREFUSED") return `${origin} refused the connection: is the address right and the service up?`;
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return `cannot resolve the host of ${origin}`;

@@ -154,7 +154,9 @@ export const updatePolicyRequest = z
     data: z.strictObject({
       type: z.literal("policies"),
       id: z.string().min(1).optional(),
-      attributes: updatePolicyAttributes,
+      // go-tfe sends no attributes for an update with nothing set, as the tfe provider does when a description is
+      // removed: a valid update that changes nothing.
+      attributes: updatePolicyAttributes.default({}),
     }),
   })
   .superRefine((document, ctx) => addRuleViolations(document.data.attributes, ctx, false, undefined));

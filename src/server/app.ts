@@ -8,11 +8,13 @@ import type { Fault, FaultInjector } from "./faults";
 import { buildOpenApiDocument, type DocumentedRoute } from "./openapi";
 import type { RateLimit } from "./rate-limit";
 import type { RequestLog } from "./request-log";
+import { registerDiscoveryRoute } from "./routes/discovery";
 import { registerModuleVersionRoutes } from "./routes/module-versions";
 import { registerPolicyRoutes } from "./routes/policies";
 import { registerRegistryRoutes } from "./routes/registry";
 import { registerUploadRoute, type UploadMetrics } from "./routes/upload";
 import type { Storage } from "./storage";
+import type { TlsCredentials } from "./tls";
 
 /** Largest JSON body accepted; policy code goes through the upload route, which has its own limit. */
 export const maxJsonBodyBytes = 1024 * 1024;
@@ -29,6 +31,8 @@ export interface AppContext {
   downloadOrigin: () => string;
   uploadMetrics: UploadMetrics;
   version: string;
+  /** Serve https with these; http without. */
+  tls?: TlsCredentials | undefined;
 }
 
 /**
@@ -60,6 +64,7 @@ async function applyFault(fault: Fault, request: FastifyRequest, reply: FastifyR
 
 export function buildApp(context: AppContext): FastifyInstance {
   const app = Fastify({
+    ...(context.tls ? { https: context.tls } : {}),
     logger: false,
     bodyLimit: maxJsonBodyBytes,
     forceCloseConnections: true,
@@ -146,7 +151,7 @@ export function buildApp(context: AppContext): FastifyInstance {
     {
       config: {
         doc: {
-          summary: "Liveness; carries X-RateLimit-Limit and TFP-API-Version",
+          summary: "Liveness; carries TFP-API-Version, and X-RateLimit-Limit when a limit is enforced",
           responses: { 204: { description: "Alive" } },
         },
       },
@@ -158,6 +163,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   registerUploadRoute(app, context);
   registerModuleVersionRoutes(app, context);
   registerRegistryRoutes(app, context);
+  registerDiscoveryRoute(app);
 
   let openApiDocument: Record<string, unknown> | undefined;
   app.get(

@@ -1,7 +1,11 @@
 #!/usr/bin/env node
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { readFaultPlan } from "./faults";
 import { startServer } from "./index";
+import type { TlsCredentials } from "./tls";
 
 const usage = `Usage: tfe-governance-server [options]
 
@@ -11,6 +15,10 @@ Options:
   --port N          Port of the API (default 0: a free port, printed on start).
   --host ADDRESS    Interface to listen on (default 127.0.0.1).
   --download-port N Port of the origin that serves signed policy-code downloads (default 0: a free port).
+  --download-host NAME
+                    Host name of the download URLs: another name for the same interface, so that Go clients (which
+                    keep the token on a redirect to the same host name) do not send it there. Default: localhost
+                    when listening on a loopback or wildcard address.
   --data FILE       SQLite file holding all data (default :memory:, lost on exit). Survives kill -9 and restarts.
   --seed FILE       JSON seed: organizations, tokens, policySets, modules (see README). Applied at every start;
                     without it an empty store gets organization "example-org" (Plus) and one random token.
@@ -19,6 +27,13 @@ Options:
                     "status":503,"share":0.5}] or {"seed":7,"rules":[...]}. A rule takes status (500, 502, 503, 504),
                     reset (true) and/or latencyMs, plus share (0-1, default 1), times (first N hits only) and
                     afterHandler (fail the answer after the change is made).
+  --tls             Serve https with a self-signed certificate made at start for localhost, 127.0.0.1, ::1,
+                    --host and --download-host. The certificate is written to a file the banner names; clients
+                    trust it with NODE_EXTRA_CA_CERTS=FILE (Node), SSL_CERT_FILE=FILE (Go: terraform, go-tfe) or
+                    curl --cacert FILE.
+  --tls-out FILE    Where --tls writes its certificate (default: a new temporary directory).
+  --tls-cert FILE   Serve https with this PEM certificate (chain) ...
+  --tls-key FILE    ... and this PEM private key.
   --quiet           Do not print the request log.
   --help            Show this text.
 
@@ -30,10 +45,15 @@ async function main(): Promise<void> {
       port: { type: "string", default: "0" },
       host: { type: "string", default: "127.0.0.1" },
       "download-port": { type: "string", default: "0" },
+      "download-host": { type: "string" },
       data: { type: "string", default: ":memory:" },
       seed: { type: "string" },
       "rate-limit": { type: "string" },
       faults: { type: "string" },
+      tls: { type: "boolean", default: false },
+      "tls-out": { type: "string" },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
       quiet: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
@@ -53,15 +73,22 @@ async function main(): Promise<void> {
     return value;
   };
   const maxPort = 65_535;
+  const tls = tlsSettings(values);
   const server = await startServer({
     port: number("port", values.port, 0, maxPort),
     host: values.host,
     downloadPort: number("download-port", values["download-port"], 0, maxPort),
+    ...(values["download-host"] ? { downloadHost: values["download-host"] } : {}),
     data: values.data,
     ...(values.seed ? { seed: values.seed } : {}),
     ...(values["rate-limit"] !== undefined ? { rateLimit: number("rate-limit", values["rate-limit"], 1) } : {}),
     ...(values.faults ? { faults: readFaultPlan(values.faults) } : {}),
+    ...(tls ? { tls: tls.credentials } : {}),
   });
+  if (tls?.certificateFile) {
+    mkdirSync(dirname(tls.certificateFile), { recursive: true });
+    writeFileSync(tls.certificateFile, server.certificate ?? "");
+  }
   if (!values.quiet) {
     server.requestLog.onEntry((entry) =>
       process.stdout.write(
@@ -73,6 +100,12 @@ async function main(): Promise<void> {
     `tfe-governance-server listening on ${server.url}`,
     `download origin ${server.downloadOrigin}`,
     `data ${values.data}`,
+    ...(tls?.certificateFile
+      ? [
+          `tls certificate ${tls.certificateFile} (self-signed, made at start): trust it with`,
+          `  NODE_EXTRA_CA_CERTS=${tls.certificateFile} (Node, this library), SSL_CERT_FILE=${tls.certificateFile} (Go: terraform, go-tfe), curl --cacert ${tls.certificateFile}`,
+        ]
+      : []),
     "tokens:",
     ...server.tokens.map(
       (token) =>
@@ -89,6 +122,33 @@ async function main(): Promise<void> {
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+}
+
+function tlsSettings(values: {
+  tls: boolean;
+  "tls-out"?: string | undefined;
+  "tls-cert"?: string | undefined;
+  "tls-key"?: string | undefined;
+}): { credentials: TlsCredentials | "self-signed"; certificateFile?: string } | undefined {
+  const { "tls-cert": certFile, "tls-key": keyFile, "tls-out": outFile } = values;
+  if (values.tls) {
+    if (certFile || keyFile) {
+      throw new Error("--tls makes its own certificate: give either --tls or --tls-cert with --tls-key, not both");
+    }
+    const certificateFile = resolve(outFile ?? join(mkdtempSync(join(tmpdir(), "tfe-governance-server-")), "cert.pem"));
+    return { credentials: "self-signed", certificateFile };
+  }
+  if (outFile) throw new Error("--tls-out names where --tls writes its certificate: add --tls");
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new Error("--tls-cert and --tls-key go together: give both PEM files");
+  const read = (flag: string, file: string) => {
+    try {
+      return readFileSync(file, "utf8");
+    } catch (error) {
+      throw new Error(`--${flag} ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  return { credentials: { cert: read("tls-cert", certFile), key: read("tls-key", keyFile) } };
 }
 
 main().catch((error: unknown) => {

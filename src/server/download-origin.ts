@@ -1,8 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { isIPv4 } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
 import type { RequestLog } from "./request-log";
 import type { Storage } from "./storage";
+import type { TlsCredentials } from "./tls";
 
 /**
  * Signs temporary code URLs with a key made at start, so only this server run can mint them, and a URL stops
@@ -38,11 +40,33 @@ export class UrlSigner {
 }
 
 /**
+ * The host name of download URLs by default. The service's temporary URLs are on another host, and Go's HTTP
+ * client (go-tfe, the Terraform tfe provider) drops Authorization on a redirect only when the host name changes,
+ * whatever the port: so a loopback or wildcard listen address gets `localhost`, another name for the same
+ * interface. Any other address has no name known here (set one with `downloadHost`).
+ */
+export function defaultDownloadHost(listenAddress: string): string {
+  const loopback = (isIPv4(listenAddress) && listenAddress.startsWith("127.")) || listenAddress === "::1";
+  const wildcard = listenAddress === "0.0.0.0" || listenAddress === "::";
+  return loopback || wildcard ? "localhost" : listenAddress;
+}
+
+/**
  * The second origin, standing in for the service's object storage: it answers signed URLs with the stored bytes
  * and takes no Authorization header, so a client must not need to send one there.
  */
-export function buildDownloadOrigin(storage: Storage, signer: UrlSigner, log: RequestLog): FastifyInstance {
-  const app = Fastify({ logger: false, forceCloseConnections: true, frameworkErrors: frameworkErrors("no body") });
+export function buildDownloadOrigin(
+  storage: Storage,
+  signer: UrlSigner,
+  log: RequestLog,
+  tls?: TlsCredentials,
+): FastifyInstance {
+  const app = Fastify({
+    ...(tls ? { https: tls } : {}),
+    logger: false,
+    forceCloseConnections: true,
+    frameworkErrors: frameworkErrors("no body"),
+  });
   installErrorHandling(app, "no body");
   app.setNotFoundHandler((request, reply) =>
     sendError(request, reply, ApiError.single(404, "not found", "Only signed /policy-code/ URLs are served here.")),

@@ -2,18 +2,20 @@ import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { buildApp } from "./app";
-import { buildDownloadOrigin, UrlSigner } from "./download-origin";
+import { buildDownloadOrigin, defaultDownloadHost, UrlSigner } from "./download-origin";
 import { FaultInjector, type FaultPlan } from "./faults";
 import { RateLimit } from "./rate-limit";
 import { RequestLog } from "./request-log";
 import type { UploadMetrics } from "./routes/upload";
 import { applySeed, loadSeed, type Seed } from "./seed";
 import { type OrganizationRecord, Storage, type TokenRecord } from "./storage";
+import { localCertificate, type TlsCredentials } from "./tls";
 
 export type { FaultPlan, FaultRule } from "./faults";
 export type { RequestLog, RequestLogEntry } from "./request-log";
 export type { Seed } from "./seed";
 export type { OrganizationRecord, TokenRecord } from "./storage";
+export { selfSignedCertificate, type TlsCredentials } from "./tls";
 
 export interface ServerOptions {
   /** Port of the API; 0 (the default) picks a free one. */
@@ -22,6 +24,11 @@ export interface ServerOptions {
   host?: string;
   /** Port of the origin serving signed download URLs; 0 (the default) picks a free one. */
   downloadPort?: number;
+  /**
+   * Host name of the download URLs, another name for the interface both origins listen on; default `localhost`
+   * when that is a loopback or wildcard address, else the API's own (see `defaultDownloadHost`).
+   */
+  downloadHost?: string;
   /** SQLite file; default `:memory:`. A file keeps everything across restarts. */
   data?: string;
   /** Seed as an object or a JSON file path; without one an empty store gets one organization and one token. */
@@ -32,6 +39,12 @@ export interface ServerOptions {
   faults?: FaultPlan;
   /** How long a signed download URL works; default 60 000 ms. */
   downloadUrlTtlMs?: number;
+  /**
+   * Serve both origins over https: with this certificate and key, or `"self-signed"` for one made at start for
+   * localhost, 127.0.0.1, ::1, `host` and `downloadHost` (then in `certificate`, for clients to trust).
+   * Default: http.
+   */
+  tls?: TlsCredentials | "self-signed";
 }
 
 export interface RunningServer {
@@ -39,6 +52,8 @@ export interface RunningServer {
   url: string;
   /** Origin of the signed download URLs. */
   downloadOrigin: string;
+  /** The certificate (PEM) served over https; `undefined` over http. */
+  certificate: string | undefined;
   /** Every token the server accepts, with its organizations and permissions. */
   tokens: TokenRecord[];
   /** The first accepted token: the one to use when there is only one. */
@@ -72,6 +87,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     storage.close();
     throw error;
   }
+  const tls =
+    options.tls === "self-signed"
+      ? localCertificate([host, ...(options.downloadHost ? [options.downloadHost] : [])])
+      : options.tls;
   const log = new RequestLog();
   const signer = new UrlSigner(options.downloadUrlTtlMs ?? 60_000);
   const uploadMetrics: UploadMetrics = { peakBufferedBytes: 0 };
@@ -85,13 +104,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     downloadOrigin: () => downloadOrigin,
     uploadMetrics,
     version: packageVersion(),
+    tls,
   });
-  const downloads = buildDownloadOrigin(storage, signer, log);
-  const originOf = (address: AddressInfo) =>
-    `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+  const downloads = buildDownloadOrigin(storage, signer, log, tls);
+  const originOf = (hostname: string, port: number) =>
+    `${tls ? "https" : "http"}://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
   try {
     await downloads.listen({ port: options.downloadPort ?? 0, host });
-    downloadOrigin = originOf(downloads.server.address() as AddressInfo);
+    const { address, port } = downloads.server.address() as AddressInfo;
+    downloadOrigin = originOf(options.downloadHost ?? defaultDownloadHost(address), port);
     await api.listen({ port: options.port ?? 0, host });
   } catch (error) {
     await Promise.allSettled([api.close(), downloads.close()]);
@@ -99,9 +120,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw error;
   }
   const tokens = storage.tokens();
+  const apiAddress = api.server.address() as AddressInfo;
   return {
-    url: originOf(api.server.address() as AddressInfo),
+    url: originOf(apiAddress.address, apiAddress.port),
     downloadOrigin,
+    certificate: tls?.cert,
     tokens,
     token: tokens[0]?.token ?? "",
     organizations: storage.organizations(),

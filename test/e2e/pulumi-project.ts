@@ -87,18 +87,18 @@ export class PulumiProject {
    * under anything but Pulumi's own Node.js host throws. Throws with the output unless it exits 0 or
    * `allowFailure` is set.
    */
-  run(args: string[], options: { allowFailure?: boolean } = {}): Promise<PulumiRun> {
+  run(args: string[], options: RunOptions = {}): Promise<PulumiRun> {
     return this.start(args, options).finished;
   }
 
   /** Starts `pulumi <args>` and returns at once: `finished` settles as `run` does; `kill` ends it abruptly. */
-  start(args: string[], options: { allowFailure?: boolean } = {}): StartedRun {
+  start(args: string[], options: RunOptions = {}): StartedRun {
     let child: ChildProcess | undefined;
     const exited = new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
       child = execFile(
         "pulumi",
         [...args, "--non-interactive", "--stack", this.stack, ...engineLogArgs],
-        { cwd: this.dir, env: this.env, maxBuffer: 256 * 1024 * 1024 },
+        { cwd: this.dir, env: { ...this.env, ...options.env }, maxBuffer: 256 * 1024 * 1024 },
         (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
     });
@@ -133,6 +133,12 @@ export class PulumiProject {
   async dispose(): Promise<void> {
     await rm(this.dir, { recursive: true, force: true });
   }
+}
+
+export interface RunOptions {
+  allowFailure?: boolean;
+  /** Environment variables of this run only, over the project's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface StartedRun {

@@ -1,40 +1,18 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer } from "../../src/server";
+import { compiledCli, type LaunchedCli, launchCli } from "./cli-process";
 import { call, createPolicy, organization, seed, token } from "./helpers";
 
-const repo = join(__dirname, "..", "..");
-const cli = join(repo, "dist", "server", "cli.js");
+let cli: string;
 let directory: string;
-
-function newestSource(folder: string): number {
-  return Math.max(
-    ...readdirSync(folder, { withFileTypes: true }).map((entry) => {
-      const path = join(folder, entry.name);
-      return entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs;
-    }),
-  );
-}
 
 beforeAll(() => {
   directory = mkdtempSync(join(tmpdir(), "tfe-server-"));
-  // The CLI test runs the compiled bin, as users do; build it when the sources are newer.
-  let built = 0;
-  try {
-    built = statSync(cli).mtimeMs;
-  } catch {}
-  if (built < newestSource(join(repo, "src"))) {
-    execFileSync(
-      process.execPath,
-      [join(repo, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
-      {
-        cwd: repo,
-      },
-    );
-  }
+  cli = compiledCli();
 });
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
@@ -91,21 +69,10 @@ describe("the tfe-governance-server bin", () => {
     for (const child of children) child.kill("SIGKILL");
   });
 
-  function launch(args: string[]): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    children.push(child);
-    let output = "";
-    return new Promise((resolve, reject) => {
-      child.stdout!.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match && output.includes("tokens:")) resolve({ child, url: match[1]!, output: () => output });
-      });
-      child.stderr!.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-      });
-      child.on("exit", (code) => reject(new Error(`exited with ${code}: ${output}`)));
-    });
+  async function launch(args: string[]): Promise<LaunchedCli> {
+    const launched = await launchCli(cli, args);
+    children.push(launched.child);
+    return launched;
   }
 
   it("explains every flag with --help", () => {

@@ -240,6 +240,7 @@ describe("OpenAPI document", () => {
     );
     expect(operations.sort()).toEqual(
       [
+        "GET /.well-known/terraform.json",
         "GET /api/openapi.json",
         "GET /api/v2/ping",
         "POST /api/v2/organizations/{organization}/policies",
@@ -261,5 +262,9 @@ describe("OpenAPI document", () => {
     expect(requestSchema.properties.data.properties.attributes.properties.name.pattern).toBe("^[A-Za-z0-9_-]+$");
     expect(create.responses["422"].content["application/vnd.api+json"].schema.properties.errors.type).toBe("array");
     expect(create.responses["201"].content["application/vnd.api+json"].schema.properties.data).toBeDefined();
+    // An update may carry no attributes at all (go-tfe's empty Update).
+    const update = document.paths["/api/v2/policies/{policyId}"].patch;
+    const updateData = update.requestBody.content["application/vnd.api+json"].schema.properties.data;
+    expect(updateData.required).not.toContain("attributes");
   });
 });

@@ -18,7 +18,7 @@ import type { AppContext } from "../app";
 import { authorize, type Permission } from "../auth";
 import { ApiError, alreadyTaken, badParameter, invalidAttribute, notFound, parseBody } from "../errors";
 import { jsonApiEndpoint } from "../openapi";
-import type { PolicyRecord, Storage } from "../storage";
+import type { PolicyChanges, PolicyRecord, Storage } from "../storage";
 
 type PolicyParams = { Params: { policyId: string } };
 type OrganizationParams = { Params: { organization: string } };
@@ -269,11 +269,17 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
           ),
         );
       }
-      const updated = storage.updatePolicy(policy.id, {
+      const changes: PolicyChanges = {
         ...("description" in attributes ? { description: attributes.description ?? null } : {}),
         ...(attributes.query !== undefined ? { query: attributes.query } : {}),
         enforcementLevel: requestedLevel(attributes["enforcement-level"], attributes.enforce, policy.name, policy.kind),
-      });
+      };
+      // As the service (a Rails application) does, an update that changes no value (go-tfe's empty Update, the
+      // tfe provider re-sending what is there) leaves the policy and its updated-at as they are.
+      const changesSomething = (Object.keys(changes) as (keyof PolicyChanges)[]).some(
+        (key) => changes[key] !== undefined && changes[key] !== policy[key],
+      );
+      const updated = changesSomething ? storage.updatePolicy(policy.id, changes) : policy;
       if (!updated) throw notFound();
       return send(reply, { data: policyResource(updated) });
     },

@@ -1,0 +1,190 @@
+import { execFile, execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningServer, startServer } from "../../src/server";
+
+// HashiCorp's Go client (go-tfe, pinned in go-tfe/go.mod) against a fresh local server, over http and https: the
+// service's own official client must work unchanged. The Go program prints a table of its calls; any row that is
+// not "ok" fails here.
+
+const moduleDir = join(__dirname, "go-tfe");
+const organization = "acme";
+const token = "conformance-token-0123456789";
+const seed = {
+  organizations: [{ name: organization, plus: true }],
+  tokens: [{ token, organizations: [organization], managePolicies: true, manageModules: true }],
+  modules: [{ organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0"] }],
+};
+
+// Every go-tfe policy call and the raw-request reads must appear in the table, so a call dropped from the Go
+// program (or one it stopped reaching) fails too.
+const requiredCalls = [
+  "tfe.NewClient",
+  "X-RateLimit-Limit",
+  "Policies.Create",
+  "Policies.Read",
+  "Policies.Update",
+  "Policies.Upload",
+  "Policies.Download",
+  "Policies.List",
+  "Policies.Delete",
+  "RegistryModules.ReadTerraformRegistryModule",
+  "NewRequest PATCH module version",
+  "NewRequest GET registry version",
+  "NewRequest GET registry versions",
+  "GET /.well-known/terraform.json",
+];
+
+const goAvailable = (() => {
+  try {
+    execFileSync("go", ["version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * The conformance binary, built once per content of the Go module (sources, go.mod, go.sum) and Go version, and
+ * kept under the project's tool cache: a second run builds nothing.
+ */
+function conformanceBinary(): { path: string; built: boolean } {
+  const hash = createHash("sha256").update(execFileSync("go", ["version"]));
+  for (const file of readdirSync(moduleDir).sort()) hash.update(file).update(readFileSync(join(moduleDir, file)));
+  const cache =
+    process.env.PULUMI_TFE_GOVERNANCE_CACHE ??
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "pulumi-tfe-governance");
+  const prefix = "go-tfe-conformance-";
+  const directory = join(cache, `${prefix}${hash.digest("hex").slice(0, 16)}`);
+  const path = join(directory, "go-tfe-conformance");
+  if (existsSync(path)) return { path, built: false };
+  mkdirSync(directory, { recursive: true });
+  const partial = `${path}.${process.pid}.partial`;
+  execFileSync("go", ["build", "-mod=readonly", "-trimpath", "-o", partial, "."], {
+    cwd: moduleDir,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  renameSync(partial, path);
+  // Builds of earlier sources are dead weight now.
+  for (const entry of readdirSync(cache)) {
+    if (entry.startsWith(prefix) && join(cache, entry) !== directory) rmSync(join(cache, entry), { recursive: true });
+  }
+  return { path, built: true };
+}
+
+interface Row {
+  call: string;
+  check: string;
+  result: string;
+}
+
+function parseTable(output: string): Row[] {
+  const lines = output.split("\n");
+  const header = lines.findIndex((line) => /^#\s+call\s+check\s+result$/.test(line));
+  expect(header, `no table in:\n${output}`).toBeGreaterThanOrEqual(0);
+  // Column starts, from the header line tabwriter aligned the rows with.
+  const [callAt, checkAt, resultAt] = ["call", "check", "result"].map((name) => lines[header]!.indexOf(name));
+  return lines
+    .slice(header + 1)
+    .filter((line) => /^\d+\s/.test(line))
+    .map((line) => ({
+      call: line.slice(callAt, checkAt).trim(),
+      check: line.slice(checkAt, resultAt).trim(),
+      result: line.slice(resultAt).trim(),
+    }));
+}
+
+function runConformance(binary: string, server: RunningServer, extraEnv: Record<string, string> = {}) {
+  return new Promise<{ code: number; output: string }>((resolve) => {
+    execFile(
+      binary,
+      [],
+      {
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          TFE_ADDRESS: server.url,
+          TFE_TOKEN: token,
+          CONFORMANCE_ORGANIZATION: organization,
+          CONFORMANCE_MODULE: "vpc/aws/1.0.0",
+          ...extraEnv,
+        },
+        timeout: 120_000,
+      },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, output: `${stdout}${stderr}` }),
+    );
+  });
+}
+
+async function expectAllOk(binary: string, server: RunningServer, extraEnv: Record<string, string>, calls: string[]) {
+  const { code, output } = await runConformance(binary, server, extraEnv);
+  console.log(output);
+  const rows = parseTable(output);
+  expect(rows.filter((row) => row.result !== "ok")).toEqual([]);
+  expect([...new Set(rows.map((row) => row.call))]).toEqual(expect.arrayContaining([...requiredCalls, ...calls]));
+  expect(code, output).toBe(0);
+  // The calls reached this server: each row stands for at least one request it answered.
+  expect(server.requestLog.entries().length).toBeGreaterThanOrEqual(rows.length);
+  return rows;
+}
+
+describe.skipIf(!goAvailable && !process.env.CI)("go-tfe against the local server", () => {
+  let binary: string;
+  let certificateDirectory: string;
+
+  beforeAll(() => {
+    if (!goAvailable) throw new Error("the go-tfe conformance suite needs Go 1.25+ on PATH (CI must run it)");
+    const { path, built } = conformanceBinary();
+    console.log(`go-tfe conformance binary ${path} (${built ? "built now" : "cached"})`);
+    binary = path;
+    certificateDirectory = mkdtempSync(join(tmpdir(), "go-tfe-conformance-"));
+  }, 900_000);
+  afterAll(() => rmSync(certificateDirectory, { recursive: true, force: true }));
+
+  it("passes every call over http", async () => {
+    const server = await startServer({ seed });
+    try {
+      // Over http the provider reaches the API through a CLI config host block, which disco takes as forced services.
+      await expectAllOk(binary, server, { CONFORMANCE_RATE_LIMIT: "" }, ["disco.ForceHostServices"]);
+    } finally {
+      await server.close();
+    }
+  }, 180_000);
+
+  it("passes every call over https (certificate trusted through SSL_CERT_FILE, refused untrusted) under a rate limit it keeps to", async () => {
+    const rateLimit = 20;
+    const server = await startServer({ seed, tls: "self-signed", rateLimit });
+    try {
+      expect(server.url).toMatch(/^https:/);
+      const certificateFile = join(certificateDirectory, "cert.pem");
+      writeFileSync(certificateFile, server.certificate ?? "");
+      const rows = await expectAllOk(
+        binary,
+        server,
+        { SSL_CERT_FILE: certificateFile, CONFORMANCE_RATE_LIMIT: String(rateLimit) },
+        ["disco.Discover"],
+      );
+      expect(rows).toContainEqual({
+        call: "tfe.NewClient",
+        check: "refused without the certificate trusted",
+        result: "ok",
+      });
+      // go-tfe paced itself by the advertised limit: the server never had to refuse it.
+      expect(server.requestLog.entries().filter((entry) => entry.status === 429)).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  }, 180_000);
+});
