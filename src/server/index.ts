@@ -32,6 +32,8 @@ export interface ServerOptions {
   faults?: FaultPlan;
   /** How long a signed download URL works; default 60 000 ms. */
   downloadUrlTtlMs?: number;
+  /** How many of the newest requests `requestLog` keeps; default 10 000. */
+  requestLogSize?: number;
 }
 
 export interface RunningServer {
@@ -44,7 +46,7 @@ export interface RunningServer {
   /** The first accepted token: the one to use when there is only one. */
   token: string;
   organizations: OrganizationRecord[];
-  /** Requests answered so far (method, path, route, status, duration); `requestLog.clear()` empties it. */
+  /** The newest requests answered (method, path, route, status, duration); `requestLog.clear()` empties it. */
   requestLog: RequestLog;
   uploadMetrics: UploadMetrics;
   /** Replaces the fault rules (and restarts their random sequence) from the next request on. */
@@ -72,7 +74,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     storage.close();
     throw error;
   }
-  const log = new RequestLog();
+  const log = new RequestLog(options.requestLogSize);
   const signer = new UrlSigner(options.downloadUrlTtlMs ?? 60_000);
   const uploadMetrics: UploadMetrics = { peakBufferedBytes: 0 };
   let downloadOrigin = "";
