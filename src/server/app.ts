@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { jsonApiMediaType } from "../contract/jsonapi";
 import { authenticate } from "./auth";
 import type { UrlSigner } from "./download-origin";
-import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
+import { ApiError, errorDocument, frameworkErrors, installErrorHandling, sendError } from "./errors";
 import type { Fault, FaultInjector } from "./faults";
 import { buildOpenApiDocument, type DocumentedRoute } from "./openapi";
 import type { RateLimit } from "./rate-limit";
@@ -123,10 +123,12 @@ export function buildApp(context: AppContext): FastifyInstance {
       return payload;
     }
     if (fault.status === undefined) return payload;
-    reply.code(fault.status).type(jsonApiMediaType);
-    return JSON.stringify({
-      errors: [{ status: String(fault.status), title: "injected fault", detail: "Fault mode lost this answer." }],
-    });
+    const { mediaType, body } = errorDocument(
+      request.url,
+      ApiError.single(fault.status, "injected fault", "Fault mode lost this answer."),
+    );
+    reply.code(fault.status).type(mediaType);
+    return JSON.stringify(body);
   });
 
   app.setNotFoundHandler((request, reply) =>

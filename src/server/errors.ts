@@ -92,13 +92,17 @@ export function badParameter(parameter: string, detail: string): ApiError {
 
 const registryPrefix = "/api/registry/";
 
-/** Every error as the interface it belongs to words them: JSON:API, or the registry's list of strings. */
-export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
-  reply.code(error.status);
-  if (request.url.startsWith(registryPrefix)) {
-    return reply.type("application/json").send({ errors: [STATUS_CODES[error.status] ?? "Error"] });
+/** An error as the interface at `url` words them: JSON:API, or the registry's list of strings. */
+export function errorDocument(url: string, error: ApiError): { mediaType: string; body: unknown } {
+  if (url.startsWith(registryPrefix)) {
+    return { mediaType: "application/json", body: { errors: [STATUS_CODES[error.status] ?? "Error"] } };
   }
-  return reply.type(jsonApiMediaType).send({ errors: error.errors });
+  return { mediaType: jsonApiMediaType, body: { errors: error.errors } };
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
+  const { mediaType, body } = errorDocument(request.url, error);
+  return reply.code(error.status).type(mediaType).send(body);
 }
 
 /** Fastify's own errors (bad JSON, media type, size) become 4xx documents; anything else a 500 with no details. */
