@@ -2,14 +2,30 @@ import { STATUS_CODES } from "node:http";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { type JsonApiErrorObject, jsonApiMediaType } from "../contract/jsonapi";
+import { maxReportedErrors } from "../contract/limits";
 
-/** An answer other than success, carried to the error handler, which renders it as a JSON:API error document. */
+/**
+ * An answer other than success, carried to the error handler, which renders it as a JSON:API error document.
+ * It lists the first `maxReportedErrors` problems and counts the rest: a body with 20,000 bad entries would
+ * otherwise answer megabytes.
+ */
 export class ApiError extends Error {
+  readonly errors: JsonApiErrorObject[];
+
   constructor(
     readonly status: number,
-    readonly errors: JsonApiErrorObject[],
+    errors: JsonApiErrorObject[],
   ) {
-    super(errors.map((error) => error.detail ?? error.title).join("; "));
+    const reported = errors.slice(0, maxReportedErrors);
+    if (errors.length > maxReportedErrors) {
+      reported.push({
+        status: String(status),
+        title: "more errors",
+        detail: `and ${errors.length - maxReportedErrors} more: fix the ones listed and send again`,
+      });
+    }
+    super(reported.map((error) => error.detail ?? error.title).join("; "));
+    this.errors = reported;
   }
 
   static single(status: number, title: string, detail: string, source?: JsonApiErrorObject["source"]): ApiError {
