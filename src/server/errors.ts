@@ -1,4 +1,5 @@
-import { STATUS_CODES } from "node:http";
+import { type IncomingMessage, STATUS_CODES } from "node:http";
+
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { type JsonApiErrorObject, jsonApiMediaType } from "../contract/jsonapi";
@@ -28,9 +29,17 @@ export class ApiError extends Error {
     this.errors = reported;
   }
 
+  /** Sent as `Retry-After` (a 503 that a client should retry). */
+  retryAfterSeconds: number | undefined;
+
   static single(status: number, title: string, detail: string, source?: JsonApiErrorObject["source"]): ApiError {
     return new ApiError(status, [{ status: String(status), title, detail, ...(source ? { source } : {}) }]);
   }
+}
+
+/** Whether the client closed the connection before its request was whole. */
+export function isClientAbort(request: IncomingMessage): boolean {
+  return request.destroyed && !request.complete;
 }
 
 /** The one 404 for "missing" and "not yours": callers cannot tell the two apart (no existence leak). */
@@ -118,12 +127,22 @@ export function errorDocument(url: string, error: ApiError): { mediaType: string
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
   const { mediaType, body } = errorDocument(request.url, error);
+  if (error.retryAfterSeconds !== undefined) reply.header("retry-after", String(error.retryAfterSeconds));
   return reply.code(error.status).type(mediaType).send(body);
 }
 
 /** Fastify's own errors (bad JSON, media type, size) become 4xx documents; anything else a 500 with no details. */
 export function toApiError(error: FastifyError | ApiError, mediaTypeHint: string): ApiError {
   if (error instanceof ApiError) return error;
+  // The service answers an overlong id like any unknown one; Fastify's 414 would echo the whole URL.
+  if (error.code === "FST_ERR_MAX_PARAM_LENGTH") return notFound();
+  if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY") {
+    return ApiError.single(
+      400,
+      "bad request",
+      `The body is not valid JSON: send a JSON document with Content-Type ${mediaTypeHint}.`,
+    );
+  }
   const status = error.statusCode ?? 500;
   if (status === 415) {
     return ApiError.single(415, "unsupported media type", `Send the body with Content-Type ${mediaTypeHint}.`);
@@ -147,7 +166,9 @@ export function frameworkErrors(mediaTypeHint: string) {
 export function installErrorHandling(app: FastifyInstance, mediaTypeHint: string): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const apiError = toApiError(error, mediaTypeHint);
-    if (apiError.status >= 500) process.stderr.write(`${request.method} ${request.url}: ${error.message}\n`);
+    // A client that went away mid-body (an upload cut short) is no server error; the request log marks it.
+    if (apiError.status >= 500 && !isClientAbort(request.raw))
+      process.stderr.write(`${request.method} ${request.url}: ${error.message}\n`);
     return sendError(request, reply, apiError);
   });
 }

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { buildApp } from "./app";
+import { buildApp, defaultBodyTimeoutMs } from "./app";
 import { buildDownloadOrigin, UrlSigner } from "./download-origin";
 import { FaultInjector, type FaultPlan } from "./faults";
 import { RateLimit } from "./rate-limit";
 import { RequestLog } from "./request-log";
-import type { UploadMetrics } from "./routes/upload";
+import { defaultUploadBufferBudgetBytes, type UploadMetrics } from "./routes/upload";
 import { applySeed, loadSeed, type Seed } from "./seed";
 import { type OrganizationRecord, Storage, type TokenRecord } from "./storage";
 
@@ -34,6 +34,10 @@ export interface ServerOptions {
   downloadUrlTtlMs?: number;
   /** How many of the newest requests `requestLog` keeps; default 10 000. */
   requestLogSize?: number;
+  /** How long a request body may take to arrive in full; past it 408 and the connection closes. Default 90 000 ms. */
+  bodyTimeoutMs?: number;
+  /** What all uploads in progress may hold in memory together; the upload past it answers 503. Default 64 MB. */
+  uploadBufferBudgetBytes?: number;
 }
 
 export interface RunningServer {
@@ -76,7 +80,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   }
   const log = new RequestLog(options.requestLogSize);
   const signer = new UrlSigner(options.downloadUrlTtlMs ?? 60_000);
-  const uploadMetrics: UploadMetrics = { peakBufferedBytes: 0 };
+  const uploadMetrics: UploadMetrics = { peakBufferedBytes: 0, bufferedBytes: 0, peakTotalBufferedBytes: 0 };
   let downloadOrigin = "";
   const api = buildApp({
     storage,
@@ -86,6 +90,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     signer,
     downloadOrigin: () => downloadOrigin,
     uploadMetrics,
+    uploadBufferBudgetBytes: options.uploadBufferBudgetBytes ?? defaultUploadBufferBudgetBytes,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? defaultBodyTimeoutMs,
     version: packageVersion(),
   });
   const downloads = buildDownloadOrigin(storage, signer, log);

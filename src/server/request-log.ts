@@ -8,6 +8,8 @@ export interface RequestLogEntry {
   route: string | undefined;
   /** 0 when the connection was reset instead of answered. */
   status: number;
+  /** Set when the client went away before its request was whole (e.g. an upload cut short). */
+  clientAborted?: boolean;
   durationMs: number;
   at: string;
 }
