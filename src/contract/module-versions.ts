@@ -1,11 +1,18 @@
 // Module version deprecation on the wire (spec 4.5, 4.6): the PATCH body and its answers.
 import { z } from "zod";
 import { resourceIdentifier } from "./jsonapi";
+import { isWebLink, maxLinkLength } from "./limits";
 
 const deprecatedStatus = z.strictObject({
   "deprecated-status": z.literal("Deprecated"),
   reason: z.string().trim().min(1, "is required: say why the version is deprecated"),
-  link: z.string().optional(),
+  link: z
+    .string()
+    .refine(
+      isWebLink,
+      `is not a web address (http or https, at most ${maxLinkLength} characters): use e.g. "https://example.com/upgrade", or leave it out`,
+    )
+    .optional(),
 });
 export type DeprecatedStatus = z.infer<typeof deprecatedStatus>;
 const undeprecatedStatus = z.strictObject({ "deprecated-status": z.literal("Undeprecated") });

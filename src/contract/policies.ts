@@ -2,6 +2,7 @@
 // the client, the local server and its OpenAPI document.
 import { z } from "zod";
 import { paginationLinks, paginationMeta, resourceIdentifier } from "./jsonapi";
+import { maxNameLength } from "./limits";
 
 // ---------------------------------------------------------------------------------------------------------------
 // Vocabulary (spec 2.1)
@@ -125,7 +126,11 @@ export const createPolicyRequest = z
     data: z.strictObject({
       type: z.literal("policies"),
       attributes: z.strictObject({
-        name: z.string().min(1, "is required").regex(policyNamePattern, "may hold only letters, digits, '-' and '_'"),
+        name: z
+          .string()
+          .min(1, "is required")
+          .max(maxNameLength, `is longer than ${maxNameLength} characters: shorten it`)
+          .regex(policyNamePattern, "may hold only letters, digits, '-' and '_'"),
         description: z.string().nullable().optional(),
         kind: z.enum(policyKinds).optional(),
         query: z.string().min(1).optional(),

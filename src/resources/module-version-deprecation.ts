@@ -2,6 +2,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import type { ModuleVersionAddress } from "../client/module-versions";
+import { isWebLink, semanticVersionPattern } from "../contract/limits";
 import {
   type CheckFailure,
   ContextProvider,
@@ -46,23 +47,6 @@ export interface ModuleVersionDeprecationOutputs extends ModuleVersionDeprecatio
 
 const replacingProperties = ["organization", "moduleName", "moduleProvider", "version"] as const;
 const updatableProperties = ["reason", "link"] as const;
-
-// Semantic versions as the registry publishes them: 1.2.3, 1.2.3-rc.1, 1.2.3+build.5.
-const versionPattern = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
-
-/** Whether `link` is a web address; a missing scheme is allowed because the service itself returns such links. */
-function isWebLink(link: string): boolean {
-  if (/\s/.test(link)) return false;
-  const hasScheme = /^[A-Za-z][A-Za-z0-9+.-]*:/.test(link);
-  let url: URL;
-  try {
-    url = new URL(hasScheme ? link : `https://${link}`);
-  } catch {
-    return false;
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return false;
-  return url.hostname === "localhost" || /^[^.]+(\.[^.]+)+$/.test(url.hostname);
-}
 
 export function deprecationId(address: ModuleVersionAddress): string {
   return `${address.organization}/${address.name}/${address.provider}/${address.version}`;
@@ -152,7 +136,7 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
     checkPathValue(failures, "moduleProvider", news.moduleProvider, 'use the module\'s provider, e.g. "aws"');
 
     const { version, reason, link } = news;
-    if (!isUnknown(version) && (typeof version !== "string" || !versionPattern.test(version))) {
+    if (!isUnknown(version) && (typeof version !== "string" || !semanticVersionPattern.test(version))) {
       failures.push({
         property: "version",
         reason: `version ${JSON.stringify(version)} is not a version string: use e.g. "1.2.3" or "1.2.3-rc.1"`,

@@ -5,6 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError, TfeConnectionError } from "../client/errors";
 import type { Policy as ServicePolicy, UpdatePolicyOptions } from "../client/policies";
+import { maxNameLength } from "../contract/limits";
 import {
   maxPolicyCodeBytes,
   type PolicyKind,
@@ -105,6 +106,11 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       failures.push({
         property: "name",
         reason: `name ${JSON.stringify(name)} may hold only letters, digits, '-' and '_': e.g. "require-tags"`,
+      });
+    } else if (typeof name === "string" && name.length > maxNameLength) {
+      failures.push({
+        property: "name",
+        reason: `name is ${name.length} characters long; the limit is ${maxNameLength}: shorten it`,
       });
     }
     const kind = news.kind ?? "sentinel";

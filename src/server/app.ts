@@ -1,9 +1,19 @@
+import type { IncomingMessage } from "node:http";
+import { PassThrough } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { jsonApiMediaType } from "../contract/jsonapi";
 import { authenticate } from "./auth";
 import type { UrlSigner } from "./download-origin";
-import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
+import {
+  ApiError,
+  errorDocument,
+  frameworkErrors,
+  installErrorHandling,
+  invalidAttribute,
+  isClientAbort,
+  sendError,
+} from "./errors";
 import type { Fault, FaultInjector } from "./faults";
 import { buildOpenApiDocument, type DocumentedRoute } from "./openapi";
 import type { RateLimit } from "./rate-limit";
@@ -30,9 +40,42 @@ export interface AppContext {
   /** Where signed download URLs point; known only once the download origin listens. */
   downloadOrigin: () => string;
   uploadMetrics: UploadMetrics;
+  /** What all uploads in progress may hold in memory together. */
+  uploadBufferBudgetBytes: number;
+  /** How long a request body may take to arrive in full: past it the answer is 408 and the connection closes. */
+  bodyTimeoutMs: number;
   version: string;
   /** Serve https with these; http without. */
   tls?: TlsCredentials | undefined;
+}
+
+/** Default of `bodyTimeoutMs`: a 10 MB upload at 1 Mbit/s arrives in well under a minute and a half. */
+export const defaultBodyTimeoutMs = 90_000;
+
+function hasBody(request: FastifyRequest): boolean {
+  return request.headers["content-length"] !== undefined || request.headers["transfer-encoding"] !== undefined;
+}
+
+/**
+ * Walks a parsed body (without recursion: nesting can be deep) for text holding a lone UTF-16 surrogate, which
+ * SQLite would store changed; answers the JSON pointer of the first one.
+ */
+// In a `u` pattern a surrogate pair is one code point, so this range matches only a surrogate without its pair.
+const loneSurrogate = /[\uD800-\uDFFF]/u;
+
+function loneSurrogatePath(value: unknown): string[] | undefined {
+  const pending: { value: unknown; path: string[] }[] = [{ value, path: [] }];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    if (typeof item.value === "string") {
+      if (loneSurrogate.test(item.value)) return item.path;
+    } else if (item.value !== null && typeof item.value === "object") {
+      for (const [key, member] of Object.entries(item.value)) {
+        if (loneSurrogate.test(key)) return [...item.path, key];
+        pending.push({ value: member, path: [...item.path, key] });
+      }
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -49,9 +92,13 @@ function needsToken(url: string): boolean {
   return url.startsWith("/api/") && !url.startsWith("/api/openapi.json");
 }
 
+/** Requests fault mode reset: their closed connection is the server's doing, not a client abort. */
+const injectedResets = new WeakSet<IncomingMessage>();
+
 async function applyFault(fault: Fault, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
   if (fault.latencyMs > 0) await sleep(fault.latencyMs);
   if (fault.reset) {
+    injectedResets.add(request.raw);
     request.raw.socket.resetAndDestroy();
     return true;
   }
@@ -87,9 +134,48 @@ export function buildApp(context: AppContext): FastifyInstance {
   app.addContentTypeParser(
     ["application/json", jsonApiMediaType],
     { parseAs: "string" },
-    (request, body: string, done) => (body === "" ? done(null, undefined) : parseJson(request, body, done)),
+    (request, body: string, done) => {
+      if (body === "") return done(null, undefined);
+      parseJson(request, body, (error, parsed) => {
+        if (error) return done(error, undefined);
+        // A lone surrogate can only arrive escaped (\uD800): decoding UTF-8 never yields one.
+        const path = /\\u[dD][89a-fA-F]/.test(body) ? loneSurrogatePath(parsed) : undefined;
+        if (path) {
+          const problem = "holds a lone UTF-16 surrogate (half of a pair, \\uD800-\\uDFFF): send valid Unicode text";
+          return done(new ApiError(422, [invalidAttribute(path, problem)]), undefined);
+        }
+        done(null, parsed);
+      });
+    },
   );
   installErrorHandling(app, jsonApiMediaType);
+
+  // Node's own request timeout is checked only every 30 s and answers outside the error shapes: this one
+  // answers 408 in them and closes the connection, whatever parser reads the body.
+  app.addHook("preParsing", async (request, reply, payload) => {
+    if (!hasBody(request)) return payload;
+    const guarded = new PassThrough();
+    const timer = setTimeout(() => {
+      payload.unpipe(guarded);
+      payload.pause();
+      reply.header("connection", "close");
+      const seconds = context.bodyTimeoutMs / 1000;
+      guarded.destroy(
+        Object.assign(new Error(`The request body did not arrive in full within ${seconds} s: send it again.`), {
+          statusCode: 408,
+        }),
+      );
+    }, context.bodyTimeoutMs);
+    const stop = () => clearTimeout(timer);
+    payload.once("end", stop);
+    reply.raw.once("close", stop);
+    payload.once("error", (error) => {
+      stop();
+      guarded.destroy(error);
+    });
+    payload.pipe(guarded);
+    return guarded;
+  });
 
   app.addHook("onRequest", async (request, reply) => {
     const started = performance.now();
@@ -100,6 +186,7 @@ export function buildApp(context: AppContext): FastifyInstance {
         path: request.url,
         route: request.routeOptions.url,
         status: reply.raw.writableFinished ? reply.statusCode : 0,
+        ...(!injectedResets.has(request.raw) && isClientAbort(request.raw) ? { clientAborted: true } : {}),
         durationMs: performance.now() - started,
         at: new Date().toISOString(),
       }),
@@ -128,10 +215,12 @@ export function buildApp(context: AppContext): FastifyInstance {
       return payload;
     }
     if (fault.status === undefined) return payload;
-    reply.code(fault.status).type(jsonApiMediaType);
-    return JSON.stringify({
-      errors: [{ status: String(fault.status), title: "injected fault", detail: "Fault mode lost this answer." }],
-    });
+    const { mediaType, body } = errorDocument(
+      request.url,
+      ApiError.single(fault.status, "injected fault", "Fault mode lost this answer."),
+    );
+    reply.code(fault.status).type(mediaType);
+    return JSON.stringify(body);
   });
 
   app.setNotFoundHandler((request, reply) =>

@@ -1,20 +1,45 @@
-import { STATUS_CODES } from "node:http";
+import { type IncomingMessage, STATUS_CODES } from "node:http";
+
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { type JsonApiErrorObject, jsonApiMediaType } from "../contract/jsonapi";
+import { maxReportedErrors } from "../contract/limits";
 
-/** An answer other than success, carried to the error handler, which renders it as a JSON:API error document. */
+/**
+ * An answer other than success, carried to the error handler, which renders it as a JSON:API error document.
+ * It lists the first `maxReportedErrors` problems and counts the rest: a body with 20,000 bad entries would
+ * otherwise answer megabytes.
+ */
 export class ApiError extends Error {
+  readonly errors: JsonApiErrorObject[];
+
   constructor(
     readonly status: number,
-    readonly errors: JsonApiErrorObject[],
+    errors: JsonApiErrorObject[],
   ) {
-    super(errors.map((error) => error.detail ?? error.title).join("; "));
+    const reported = errors.slice(0, maxReportedErrors);
+    if (errors.length > maxReportedErrors) {
+      reported.push({
+        status: String(status),
+        title: "more errors",
+        detail: `and ${errors.length - maxReportedErrors} more: fix the ones listed and send again`,
+      });
+    }
+    super(reported.map((error) => error.detail ?? error.title).join("; "));
+    this.errors = reported;
   }
+
+  /** Sent as `Retry-After` (a 503 that a client should retry). */
+  retryAfterSeconds: number | undefined;
 
   static single(status: number, title: string, detail: string, source?: JsonApiErrorObject["source"]): ApiError {
     return new ApiError(status, [{ status: String(status), title, detail, ...(source ? { source } : {}) }]);
   }
+}
+
+/** Whether the client closed the connection before its request was whole. */
+export function isClientAbort(request: IncomingMessage): boolean {
+  return request.destroyed && !request.complete;
 }
 
 /** The one 404 for "missing" and "not yours": callers cannot tell the two apart (no existence leak). */
@@ -92,18 +117,32 @@ export function badParameter(parameter: string, detail: string): ApiError {
 
 const registryPrefix = "/api/registry/";
 
-/** Every error as the interface it belongs to words them: JSON:API, or the registry's list of strings. */
-export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
-  reply.code(error.status);
-  if (request.url.startsWith(registryPrefix)) {
-    return reply.type("application/json").send({ errors: [STATUS_CODES[error.status] ?? "Error"] });
+/** An error as the interface at `url` words them: JSON:API, or the registry's list of strings. */
+export function errorDocument(url: string, error: ApiError): { mediaType: string; body: unknown } {
+  if (url.startsWith(registryPrefix)) {
+    return { mediaType: "application/json", body: { errors: [STATUS_CODES[error.status] ?? "Error"] } };
   }
-  return reply.type(jsonApiMediaType).send({ errors: error.errors });
+  return { mediaType: jsonApiMediaType, body: { errors: error.errors } };
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
+  const { mediaType, body } = errorDocument(request.url, error);
+  if (error.retryAfterSeconds !== undefined) reply.header("retry-after", String(error.retryAfterSeconds));
+  return reply.code(error.status).type(mediaType).send(body);
 }
 
 /** Fastify's own errors (bad JSON, media type, size) become 4xx documents; anything else a 500 with no details. */
 export function toApiError(error: FastifyError | ApiError, mediaTypeHint: string): ApiError {
   if (error instanceof ApiError) return error;
+  // The service answers an overlong id like any unknown one; Fastify's 414 would echo the whole URL.
+  if (error.code === "FST_ERR_MAX_PARAM_LENGTH") return notFound();
+  if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY") {
+    return ApiError.single(
+      400,
+      "bad request",
+      `The body is not valid JSON: send a JSON document with Content-Type ${mediaTypeHint}.`,
+    );
+  }
   const status = error.statusCode ?? 500;
   if (status === 415) {
     return ApiError.single(415, "unsupported media type", `Send the body with Content-Type ${mediaTypeHint}.`);
@@ -127,7 +166,9 @@ export function frameworkErrors(mediaTypeHint: string) {
 export function installErrorHandling(app: FastifyInstance, mediaTypeHint: string): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const apiError = toApiError(error, mediaTypeHint);
-    if (apiError.status >= 500) process.stderr.write(`${request.method} ${request.url}: ${error.message}\n`);
+    // A client that went away mid-body (an upload cut short) is no server error; the request log marks it.
+    if (apiError.status >= 500 && !isClientAbort(request.raw))
+      process.stderr.write(`${request.method} ${request.url}: ${error.message}\n`);
     return sendError(request, reply, apiError);
   });
 }

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { buildApp } from "./app";
+import { buildApp, defaultBodyTimeoutMs } from "./app";
 import { buildDownloadOrigin, defaultDownloadHost, UrlSigner } from "./download-origin";
 import { FaultInjector, type FaultPlan } from "./faults";
 import { RateLimit } from "./rate-limit";
 import { RequestLog } from "./request-log";
-import type { UploadMetrics } from "./routes/upload";
+import { defaultUploadBufferBudgetBytes, type UploadMetrics } from "./routes/upload";
 import { applySeed, loadSeed, type Seed } from "./seed";
 import { type OrganizationRecord, Storage, type TokenRecord } from "./storage";
 import { localCertificate, type TlsCredentials } from "./tls";
@@ -45,6 +45,12 @@ export interface ServerOptions {
    * Default: http.
    */
   tls?: TlsCredentials | "self-signed";
+  /** How many of the newest requests `requestLog` keeps; default 10 000. */
+  requestLogSize?: number;
+  /** How long a request body may take to arrive in full; past it 408 and the connection closes. Default 90 000 ms. */
+  bodyTimeoutMs?: number;
+  /** What all uploads in progress may hold in memory together; the upload past it answers 503. Default 64 MB. */
+  uploadBufferBudgetBytes?: number;
 }
 
 export interface RunningServer {
@@ -59,7 +65,7 @@ export interface RunningServer {
   /** The first accepted token: the one to use when there is only one. */
   token: string;
   organizations: OrganizationRecord[];
-  /** Requests answered so far (method, path, route, status, duration); `requestLog.clear()` empties it. */
+  /** The newest requests answered (method, path, route, status, duration); `requestLog.clear()` empties it. */
   requestLog: RequestLog;
   uploadMetrics: UploadMetrics;
   /** Replaces the fault rules (and restarts their random sequence) from the next request on. */
@@ -91,9 +97,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     options.tls === "self-signed"
       ? localCertificate([host, ...(options.downloadHost ? [options.downloadHost] : [])])
       : options.tls;
-  const log = new RequestLog();
+  const log = new RequestLog(options.requestLogSize);
   const signer = new UrlSigner(options.downloadUrlTtlMs ?? 60_000);
-  const uploadMetrics: UploadMetrics = { peakBufferedBytes: 0 };
+  const uploadMetrics: UploadMetrics = { peakBufferedBytes: 0, bufferedBytes: 0, peakTotalBufferedBytes: 0 };
   let downloadOrigin = "";
   const api = buildApp({
     storage,
@@ -103,6 +109,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     signer,
     downloadOrigin: () => downloadOrigin,
     uploadMetrics,
+    uploadBufferBudgetBytes: options.uploadBufferBudgetBytes ?? defaultUploadBufferBudgetBytes,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? defaultBodyTimeoutMs,
     version: packageVersion(),
     tls,
   });

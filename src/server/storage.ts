@@ -153,6 +153,10 @@ export class Storage {
     this.db.exec("PRAGMA foreign_keys = ON");
     this.db.exec("PRAGMA busy_timeout = 5000");
     this.db.exec(schema);
+    // Servers before this one left a row behind at every re-deprecation and reinstatement.
+    this.db.exec(
+      "DELETE FROM deprecations WHERE id NOT IN (SELECT deprecation_id FROM module_versions WHERE deprecation_id IS NOT NULL)",
+    );
   }
 
   close(): void {
@@ -456,12 +460,16 @@ export class Storage {
         ).lastInsertRowid,
       );
       this.run("UPDATE module_versions SET deprecation_id = ? WHERE id = ?", id, moduleVersionId);
+      this.run("DELETE FROM deprecations WHERE module_version_id = ? AND id <> ?", moduleVersionId, id);
       return { id, reason, link };
     });
   }
 
   undeprecate(moduleVersionId: number): void {
-    this.transaction(() => this.run("UPDATE module_versions SET deprecation_id = NULL WHERE id = ?", moduleVersionId));
+    this.transaction(() => {
+      this.run("UPDATE module_versions SET deprecation_id = NULL WHERE id = ?", moduleVersionId);
+      this.run("DELETE FROM deprecations WHERE module_version_id = ?", moduleVersionId);
+    });
   }
 }
 

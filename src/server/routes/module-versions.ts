@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { jsonApiMediaType } from "../../contract/jsonapi";
+import { maxNameLength, semanticVersionPattern } from "../../contract/limits";
 import { moduleVersionDeprecationRequest, moduleVersionDocument } from "../../contract/module-versions";
 import type { AppContext } from "../app";
 import { authorize } from "../auth";
@@ -11,8 +12,10 @@ import type { Storage } from "../storage";
 /** What the service appends to every deprecation reason. */
 export const deprecationNotice = " Applies will be blocked in 15 days.";
 
-const moduleName = z.string().regex(/^[0-9A-Za-z_-]+$/, "may hold only letters, digits, '-' and '_'");
-const semanticVersion = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+const moduleName = z
+  .string()
+  .max(maxNameLength, `is longer than ${maxNameLength} characters: shorten it`)
+  .regex(/^[0-9A-Za-z_-]+$/, "may hold only letters, digits, '-' and '_'");
 
 // The client never creates modules, so these two documents live here rather than in src/client.
 const createRegistryModuleRequest = z.object({
@@ -29,7 +32,7 @@ const createModuleVersionRequest = z.object({
   data: z.object({
     type: z.literal("registry-module-versions"),
     attributes: z.object({
-      version: z.string().regex(semanticVersion, "must be a semantic version such as 1.2.0"),
+      version: z.string().regex(semanticVersionPattern, "must be a semantic version such as 1.2.0 (no leading zeros)"),
     }),
   }),
 });

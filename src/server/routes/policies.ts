@@ -76,6 +76,28 @@ function policyResource(policy: PolicyRecord): PolicyResource {
   return resource;
 }
 
+/** JSON:API: a PATCH whose `data.id` names another resource than its URL is a conflict (409), not an update. */
+function rejectOtherId(body: unknown, policyId: string): void {
+  const id = (body as { data?: { id?: unknown } } | undefined)?.data?.id;
+  if (typeof id === "string" && id !== policyId) {
+    throw ApiError.single(
+      409,
+      "conflict",
+      `data.id "${id}" is not the policy in the path (${policyId}): send its id or none`,
+      {
+        pointer: "/data/id",
+      },
+    );
+  }
+}
+
+/** The server's own origin as the client reached it (the socket, not the Host header, which a client chooses). */
+function ownOrigin(request: FastifyRequest): string {
+  const { localAddress = "", localPort } = request.socket;
+  const host = localAddress.includes(":") ? `[${localAddress}]` : localAddress;
+  return `${request.protocol}://${host}:${localPort}`;
+}
+
 function includesPolicySets(query: Query): boolean {
   if (query.include === undefined) return false;
   if (query.include !== "policy_sets") throw badParameter("include", 'accepts only "policy_sets"');
@@ -200,7 +222,7 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
         for (const [name, value] of Object.entries(query)) if (value !== undefined) parameters.set(name, value);
         parameters.set("page[number]", String(page));
         parameters.set("page[size]", String(pageSize));
-        return `${request.protocol}://${request.host}/api/v2/organizations/${encodeURIComponent(organization)}/policies?${parameters}`;
+        return `${ownOrigin(request)}/api/v2/organizations/${encodeURIComponent(organization)}/policies?${parameters}`;
       };
       return send(reply, {
         data: items.map(policyResource),
@@ -253,6 +275,7 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
     }),
     async (request, reply) => {
       const policy = loadPolicy(storage, request, "managePolicies");
+      rejectOtherId(request.body, policy.id);
       const { attributes } = parseBody(updatePolicyRequest, request.body).data;
       const violations = policyRuleViolations({
         kind: policy.kind,

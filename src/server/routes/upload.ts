@@ -8,8 +8,25 @@ import { loadPolicy } from "./policies";
 const codeMediaType = "application/octet-stream";
 
 export interface UploadMetrics {
-  /** The most upload bytes held in memory at once, over the server's life: bounded by the 10 MB limit. */
+  /** The most bytes one upload held in memory, over the server's life: bounded by the 10 MB limit. */
   peakBufferedBytes: number;
+  /** Bytes all uploads in progress hold in memory now. */
+  bufferedBytes: number;
+  /** The most bytes all uploads held at once, over the server's life: bounded by the upload buffer budget. */
+  peakTotalBufferedBytes: number;
+}
+
+/** Default of `uploadBufferBudgetBytes`: what all uploads in progress may hold in memory together. */
+export const defaultUploadBufferBudgetBytes = 64 * 1024 * 1024;
+
+function serverBusy(): ApiError {
+  const error = ApiError.single(
+    503,
+    "service unavailable",
+    "Too many uploads are in progress to hold this one: send it again after Retry-After seconds.",
+  );
+  error.retryAfterSeconds = 1;
+  return error;
 }
 
 function tooLarge(): ApiError {
@@ -25,9 +42,13 @@ type PolicyParams = { Params: { policyId: string } };
 /**
  * `PUT /api/v2/policies/:policyId/upload` in a scope of its own: it alone takes raw bytes, with a 10 MB limit
  * counted while the body streams in. Past the limit it answers 413 at once and discards the rest unread into
- * memory, so an 11 MB body never costs more than 10 MB.
+ * memory, so an 11 MB body never costs more than 10 MB. All uploads together hold at most the buffer budget: the
+ * one that would pass it answers 503 with Retry-After, so stalled uploads cannot exhaust memory.
  */
-export function registerUploadRoute(app: FastifyInstance, { storage, uploadMetrics }: AppContext): void {
+export function registerUploadRoute(
+  app: FastifyInstance,
+  { storage, uploadMetrics, uploadBufferBudgetBytes }: AppContext,
+): void {
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     installErrorHandling(scope, codeMediaType);
@@ -41,27 +62,38 @@ export function registerUploadRoute(app: FastifyInstance, { storage, uploadMetri
       const chunks: Buffer[] = [];
       let received = 0;
       let settled = false;
+      const settle = (error: Error | null, body: Buffer | undefined) => {
+        settled = true;
+        uploadMetrics.bufferedBytes -= received;
+        chunks.length = 0;
+        done(error, body);
+      };
       payload.on("data", (chunk: Buffer) => {
         if (settled) return;
-        received += chunk.length;
-        if (received > maxPolicyCodeBytes) {
-          settled = true;
-          chunks.length = 0;
-          done(tooLarge(), undefined);
+        if (received + chunk.length > maxPolicyCodeBytes) {
+          settle(tooLarge(), undefined);
           return;
         }
+        if (uploadMetrics.bufferedBytes + chunk.length > uploadBufferBudgetBytes) {
+          settle(serverBusy(), undefined);
+          return;
+        }
+        received += chunk.length;
+        uploadMetrics.bufferedBytes += chunk.length;
         chunks.push(chunk);
         uploadMetrics.peakBufferedBytes = Math.max(uploadMetrics.peakBufferedBytes, received);
+        uploadMetrics.peakTotalBufferedBytes = Math.max(
+          uploadMetrics.peakTotalBufferedBytes,
+          uploadMetrics.bufferedBytes,
+        );
       });
       payload.on("end", () => {
         if (settled) return;
-        settled = true;
-        done(null, Buffer.concat(chunks, received));
+        const body = Buffer.concat(chunks, received);
+        settle(null, body);
       });
       payload.on("error", (error) => {
-        if (settled) return;
-        settled = true;
-        done(error, undefined);
+        if (!settled) settle(error, undefined);
       });
     });
 

@@ -1,0 +1,180 @@
+import { connect, type Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { RunningServer } from "../../src/server";
+import { call, createPolicy, organization, start, token } from "./helpers";
+
+let server: RunningServer;
+beforeAll(async () => {
+  server = await start({ bodyTimeoutMs: 1000, uploadBufferBudgetBytes: 1024 * 1024 });
+});
+afterAll(() => server.close());
+
+interface RawAnswer {
+  status: number;
+  text: string;
+}
+
+/** Sends the head and the first `sent` bytes of a body of `declared` bytes, then stalls. */
+function stalledRequest(method: string, path: string, declared: number, sent: number, contentType: string) {
+  const { hostname, port } = new URL(server.url);
+  const socket = connect(Number(port), hostname);
+  const answer = new Promise<RawAnswer>((resolve) => {
+    let text = "";
+    socket.on("data", (chunk) => {
+      text += chunk.toString("latin1");
+    });
+    const finish = () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), text });
+    socket.on("end", finish);
+    socket.on("close", finish);
+    socket.on("error", () => {});
+  });
+  socket.write(
+    `${method} ${path} HTTP/1.1\r\nhost: ${hostname}\r\nauthorization: Bearer ${token}\r\n` +
+      `content-type: ${contentType}\r\ncontent-length: ${declared}\r\n\r\n`,
+  );
+  socket.write(Buffer.alloc(sent, 0x61));
+  return { socket, answer };
+}
+
+const uploadPath = (id: string) => `/api/v2/policies/${id}/upload`;
+
+describe("bodies that never finish", () => {
+  it("answers 408 to an upload that stops after 1 KB of 5 KB, and closes the connection", async () => {
+    const policy = await createPolicy(server, "stalled-upload");
+    const { answer } = stalledRequest("PUT", uploadPath(policy.id), 5 * 1024, 1024, "application/octet-stream");
+    const { status, text } = await answer;
+    expect(status).toBe(408);
+    expect(text).toMatch(/connection: close/i);
+    expect((await call(server, "GET", `/api/v2/policies/${policy.id}`)).body.data.links.download).toBeUndefined();
+  });
+
+  it("answers 408 to a JSON body that stops halfway", async () => {
+    const { answer } = stalledRequest(
+      "POST",
+      `/api/v2/organizations/${organization}/policies`,
+      200,
+      20,
+      "application/vnd.api+json",
+    );
+    expect((await answer).status).toBe(408);
+  });
+});
+
+describe("buffered upload bytes are bounded in total", () => {
+  it("answers 503 once stalled uploads would hold more than the budget, and never holds more", async () => {
+    const first = await createPolicy(server, "budget-one");
+    const second = await createPolicy(server, "budget-two");
+    const sockets: Socket[] = [];
+    try {
+      const one = stalledRequest("PUT", uploadPath(first.id), 900 * 1024, 700 * 1024, "application/octet-stream");
+      sockets.push(one.socket);
+      await vi.waitFor(() => expect(server.uploadMetrics.bufferedBytes).toBe(700 * 1024), { timeout: 900 });
+      const two = stalledRequest("PUT", uploadPath(second.id), 900 * 1024, 700 * 1024, "application/octet-stream");
+      sockets.push(two.socket);
+      const { status, text } = await two.answer;
+      expect(status).toBe(503);
+      expect(text).toMatch(/retry-after: \d+/i);
+      expect(server.uploadMetrics.peakTotalBufferedBytes).toBeLessThanOrEqual(1024 * 1024);
+      expect((await one.answer).status).toBe(408);
+      expect(server.uploadMetrics.bufferedBytes).toBe(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+});
+
+describe("aborted uploads", () => {
+  it("are logged as client aborts, not as server errors", async () => {
+    const policy = await createPolicy(server, "aborted-upload");
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      server.requestLog.clear();
+      const { socket } = stalledRequest("PUT", uploadPath(policy.id), 5 * 1024, 1024, "application/octet-stream");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket.destroy();
+      await vi.waitFor(() => expect(server.requestLog.entries()).toHaveLength(1), { timeout: 900 });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(written.join("")).not.toMatch(/aborted|ECONNRESET|server error/i);
+    expect(server.requestLog.entries()[0]).toMatchObject({ status: 0, clientAborted: true });
+  });
+});
+
+describe("issue 10 item 6", () => {
+  it("answers 413 to a 10 MB + 1 upload, not a connection reset, five times in a row", async () => {
+    const roomy = await start({ uploadBufferBudgetBytes: 64 * 1024 * 1024 });
+    try {
+      const policy = await createPolicy(roomy, "too-large");
+      const body = new Uint8Array(10 * 1024 * 1024 + 1);
+      for (let attempt = 0; attempt < 5; attempt++) {
+        expect((await call(roomy, "PUT", uploadPath(policy.id), { raw: body })).status).toBe(413);
+      }
+    } finally {
+      await roomy.close();
+    }
+  });
+
+  it("answers 404, not 414 echoing the URL, to a policy id over 100 characters", async () => {
+    const id = `pol-${"x".repeat(200)}`;
+    const answer = await call(server, "GET", `/api/v2/policies/${id}`);
+    expect(answer.status).toBe(404);
+    expect(answer.text).not.toContain(id);
+  });
+
+  it("says the body is not JSON, whatever the JSON media type", async () => {
+    const answer = await call(server, "POST", `/api/v2/organizations/${organization}/policies`, {
+      raw: "{not json",
+      contentType: "application/vnd.api+json",
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors[0].detail).not.toContain("'application/json'");
+    expect(answer.body.errors[0].detail).toMatch(/not valid JSON/);
+  });
+
+  it("answers 409 when data.id names another policy than the path", async () => {
+    const one = await createPolicy(server, "conflict-one");
+    const other = await createPolicy(server, "conflict-other");
+    const answer = await call(server, "PATCH", `/api/v2/policies/${one.id}`, {
+      body: { data: { type: "policies", id: other.id, attributes: { description: "changed" } } },
+    });
+    expect(answer.status).toBe(409);
+    expect(answer.body.errors[0].source).toEqual({ pointer: "/data/id" });
+    const unchanged = await call(server, "GET", `/api/v2/policies/${one.id}`);
+    expect(unchanged.body.data.attributes.description).toBeNull();
+  });
+
+  it("refuses text with a lone UTF-16 surrogate with 422 naming the attribute", async () => {
+    const answer = await call(server, "POST", `/api/v2/organizations/${organization}/policies`, {
+      body: {
+        data: {
+          type: "policies",
+          attributes: { name: "surrogate", description: "a\uD800b", "enforcement-level": "advisory" },
+        },
+      },
+    });
+    expect(answer.status).toBe(422);
+    expect(answer.body.errors[0].source).toEqual({ pointer: "/data/attributes/description" });
+    expect(answer.body.errors[0].detail).toMatch(/^description /);
+  });
+
+  it("builds pagination links from the server's own address, not the Host header", async () => {
+    // fetch may not set Host, so the request goes over a socket of its own.
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    socket.write(
+      `GET /api/v2/organizations/${organization}/policies HTTP/1.1\r\nhost: evil.example\r\n` +
+        `authorization: Bearer ${token}\r\nconnection: close\r\n\r\n`,
+    );
+    let text = "";
+    for await (const chunk of socket) text += String(chunk);
+    const links = (JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)) as { links: Record<string, string | null> })
+      .links;
+    expect(links.self).toMatch(new RegExp(`^${server.url}/api/v2/`));
+    expect(JSON.stringify(links)).not.toContain("evil.example");
+  });
+});
