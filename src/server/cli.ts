@@ -1,4 +1,7 @@
 #!/usr/bin/env node
+import "../node-version";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { readFaultPlan } from "./faults";
 import { startServer } from "./index";
@@ -12,8 +15,11 @@ Options:
   --host ADDRESS    Interface to listen on (default 127.0.0.1).
   --download-port N Port of the origin that serves signed policy-code downloads (default 0: a free port).
   --data FILE       SQLite file holding all data (default :memory:, lost on exit). Survives kill -9 and restarts.
+                    Its directory is created if missing.
   --seed FILE       JSON seed: organizations, tokens, policySets, modules (see README). Applied at every start;
                     without it an empty store gets organization "example-org" (Plus) and one random token.
+                    "--seed quickstart" is the seed the package ships: what the quickstart program expects
+                    (organization "acme", a token, a policy set, module acme/vpc/aws). A file named so: ./quickstart.
   --rate-limit N    Answer 429 beyond N requests per second per token, as the service does (default: no limit).
   --faults SPEC     Fault rules as inline JSON or a JSON file: [{"route":"POST /api/v2/organizations/:organization/policies",
                     "status":503,"share":0.5}] or {"seed":7,"rules":[...]}. A rule takes status (500, 502, 503, 504),
@@ -23,6 +29,9 @@ Options:
   --help            Show this text.
 
 Tokens are printed on start; requests need "Authorization: Bearer <token>". The OpenAPI document is at /api/openapi.json.`;
+
+// Shipped in the package (package.json "files") beside dist/, so the path holds in a checkout and once installed.
+const quickstartSeed = join(__dirname, "..", "..", "examples", "quickstart", "seed.json");
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -53,12 +62,13 @@ async function main(): Promise<void> {
     return value;
   };
   const maxPort = 65_535;
+  if (values.data !== ":memory:") mkdirSync(dirname(values.data), { recursive: true });
   const server = await startServer({
     port: number("port", values.port, 0, maxPort),
     host: values.host,
     downloadPort: number("download-port", values["download-port"], 0, maxPort),
     data: values.data,
-    ...(values.seed ? { seed: values.seed } : {}),
+    ...(values.seed ? { seed: values.seed === "quickstart" ? quickstartSeed : values.seed } : {}),
     ...(values["rate-limit"] !== undefined ? { rateLimit: number("rate-limit", values["rate-limit"], 1) } : {}),
     ...(values.faults ? { faults: readFaultPlan(values.faults) } : {}),
   });
