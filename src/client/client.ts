@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ClientConfigInputs, defaultAddress, normalizeAddress, resolveClientConfig } from "./config";
+import { type ClientConfigInputs, clientTuning, defaultAddress, normalizeAddress, resolveClientConfig } from "./config";
 import { TfeConfigError } from "./errors";
 import { ModuleVersionsApi } from "./module-versions";
 import { PoliciesApi } from "./policies";
@@ -59,11 +59,14 @@ export class TfeClient {
     this.registry = new RegistryApi(this.#transport);
   }
 
-  /** A client configured by {@link resolveClientConfig}: explicit values, stack config, environment, credentials file. */
+  /**
+   * A client configured by {@link resolveClientConfig}: explicit values, stack config, environment, credentials file;
+   * timeout, retries and pace by {@link clientTuning} where the options leave them out.
+   */
   static fromConfig(inputs: ClientConfigInputs & Omit<TfeClientOptions, "token" | "address"> = {}): TfeClient {
     const { address, token } = resolveClientConfig(inputs);
     const { hostname: _hostname, stackConfig: _stackConfig, env: _env, homeDirectory: _home, ...options } = inputs;
-    return new TfeClient({ ...options, address, token });
+    return new TfeClient({ ...clientTuning(inputs.stackConfig, inputs.env), ...options, address, token });
   }
 
   /** Closes the keep-alive connections. */
