@@ -1,4 +1,5 @@
-// Drives the quickstart: local server in this process, the real `pulumi` CLI as a child process.
+// Drives the quickstart: local server in this process, the real `pulumi` CLI as a child process, on the quickstart
+// program (Pulumi.yaml) and then the policy-folder program (examples/policy-folders/Pulumi.yaml).
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -22,17 +23,14 @@ const env = {
   PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? "quickstart",
   PULUMI_SKIP_UPDATE_CHECK: "true",
   PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-  // `npm test` type-checks the program; inside this repository ts-node would resolve the package to its own
-  // sources (an ambiguous project root), so the run only transpiles, as with "noCheck" in a user's tsconfig.
-  PULUMI_NODEJS_TRANSPILE_ONLY: "true",
   TFE_ADDRESS: server.url,
   TFE_TOKEN: token,
 };
 
-function pulumi(args, { quiet = false } = {}) {
+function pulumi(args, { quiet = false, cwd = root } = {}) {
   return new Promise((resolveRun, reject) => {
     const child = spawn("pulumi", [...args, "--non-interactive"], {
-      cwd: root,
+      cwd,
       env,
       stdio: ["ignore", quiet ? "pipe" : "inherit", quiet ? "pipe" : "inherit"],
     });
@@ -48,15 +46,25 @@ function pulumi(args, { quiet = false } = {}) {
 
 try {
   await pulumi(["stack", "select", "--create", stack], { quiet: true });
+  // The seed's policy set, which only this local server has: the program holds no default, so that pointed at a
+  // real organization it sends none unless told (README, "Pointing the quickstart at HCP Terraform").
+  await pulumi(["config", "set", "--stack", stack, "quickstart:baselinePolicySetId", seed.policySets[0].id], {
+    quiet: true,
+  });
   // Arguments after `npm run quickstart --` go to `pulumi up` (e.g. `--diff`, or `-v=9 --logflow --logtostderr`).
   await pulumi(["up", "--yes", "--stack", stack, ...process.argv.slice(2)]);
+
+  console.log("\nThe policy-folder program, examples/policy-folders (a PolicyFolder per policy-set folder):\n");
+  const policyFolders = join(root, "examples", "policy-folders");
+  await pulumi(["stack", "select", "--create", stack], { quiet: true, cwd: policyFolders });
+  await pulumi(["up", "--yes", "--stack", stack, ...process.argv.slice(2)], { cwd: policyFolders });
 
   const client = new TfeClient({ address: server.url, token, rateLimit: false });
   console.log("\nWhat the local server now holds for organization acme:");
   for await (const policy of client.policies.listAll("acme")) {
     const code = await client.policies.download(policy.id);
     console.log(
-      `  policy ${policy.name.padEnd(24)} ${policy.kind.padEnd(8)} ${String(policy.enforcementLevel).padEnd(15)} ` +
+      `  policy ${policy.name.padEnd(26)} ${policy.kind.padEnd(8)} ${String(policy.enforcementLevel).padEnd(15)} ` +
         `${code.byteLength} bytes of code, in ${policy.policySetCount} policy set(s)  [${policy.id}]`,
     );
   }

@@ -1,7 +1,7 @@
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ClientConfigInputs, defaultAddress, normalizeAddress, resolveClientConfig } from "./config";
+import { type ClientConfigInputs, clientTuning, defaultAddress, normalizeAddress, resolveClientConfig } from "./config";
 import { TfeConfigError } from "./errors";
 import { ModuleVersionsApi } from "./module-versions";
 import { PoliciesApi } from "./policies";
@@ -66,11 +66,20 @@ export class TfeClient {
     this.registry = new RegistryApi(this.#transport);
   }
 
-  /** A client configured by {@link resolveClientConfig}: explicit values, stack config, environment, credentials file. */
+  /**
+   * A client configured by {@link resolveClientConfig}: explicit values, stack config, environment, credentials file;
+   * timeout, retries and pace by {@link clientTuning} where the options leave them out.
+   */
   static fromConfig(inputs: ClientConfigInputs & Omit<TfeClientOptions, "token" | "address"> = {}): TfeClient {
     const { address, token, caCertificate } = resolveClientConfig(inputs);
     const { hostname: _hostname, stackConfig: _stackConfig, env: _env, homeDirectory: _home, ...options } = inputs;
-    return new TfeClient({ ...options, address, token, caCertificate });
+    return new TfeClient({
+      ...clientTuning(inputs.stackConfig, inputs.env),
+      ...options,
+      address,
+      token,
+      caCertificate,
+    });
   }
 
   /** Closes the keep-alive connections. */

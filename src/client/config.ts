@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import type { TfeClientOptions } from "./client";
 import { TfeConfigError } from "./errors";
 
 export const defaultAddress = "https://app.terraform.io";
@@ -171,4 +172,63 @@ function tokenFromCredentialsFile(path: string, hostname: string): string | unde
     const block = new RegExp(`credentials\\s+"${escapedHost}"\\s*\\{[^}]*?token\\s*=\\s*"([^"]+)"`, "s").exec(text);
     return nonEmpty(block?.[1]);
   }
+}
+
+/** The client options a Pulumi program cannot give its resources in code. */
+export type ClientTuning = Pick<TfeClientOptions, "timeoutMs" | "retry" | "rateLimit">;
+
+/**
+ * Each tuning key: its name under `tfe:` in stack config, its environment variable, the whole number it starts at
+ * (none: any number above 0), and the option it sets.
+ */
+export const clientTuningKeys: readonly {
+  key: string;
+  variable: string;
+  wholeFrom?: number;
+  apply(tuning: ClientTuning, value: number): void;
+}[] = [
+  { key: "timeoutMs", variable: "TFE_TIMEOUT_MS", wholeFrom: 1, apply: (tuning, value) => (tuning.timeoutMs = value) },
+  {
+    key: "maxRetries",
+    variable: "TFE_MAX_RETRIES",
+    wholeFrom: 0,
+    apply: (tuning, value) => (tuning.retry = { ...tuning.retry, maxRetries: value }),
+  },
+  {
+    key: "retryMaxElapsedMs",
+    variable: "TFE_RETRY_MAX_ELAPSED_MS",
+    wholeFrom: 0,
+    apply: (tuning, value) => (tuning.retry = { ...tuning.retry, maxElapsedMs: value }),
+  },
+  {
+    key: "requestsPerSecond",
+    variable: "TFE_REQUESTS_PER_SECOND",
+    apply: (tuning, value) => (tuning.rateLimit = { requestsPerSecond: value }),
+  },
+];
+
+/**
+ * Reads the tuning keys, stack config (`tfe:timeoutMs`...) before the environment (`TFE_TIMEOUT_MS`...); a key set
+ * in neither keeps the client's default. A value that is not such a number fails, naming the key.
+ */
+export function clientTuning(
+  config: StackConfigSource | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): ClientTuning {
+  const tuning: ClientTuning = {};
+  for (const { key, variable, wholeFrom, apply } of clientTuningKeys) {
+    const fromConfig = nonEmpty(config?.get(key));
+    const text = fromConfig ?? nonEmpty(env[variable]);
+    if (text === undefined) continue;
+    const value = Number(text);
+    const valid =
+      wholeFrom === undefined ? value > 0 && Number.isFinite(value) : /^\d+$/.test(text) && value >= wholeFrom;
+    if (!valid) {
+      const source = fromConfig !== undefined ? `stack config tfe:${key}` : variable;
+      const wanted = wholeFrom === undefined ? "a number above 0" : `a whole number from ${wholeFrom}`;
+      throw new TfeConfigError(`${source} must be ${wanted}, not "${text}"`);
+    }
+    apply(tuning, value);
+  }
+  return tuning;
 }

@@ -45,7 +45,10 @@ export function policyRuleViolations(policy: {
   enforcementLevel?: string | undefined;
   enforce?: readonly { path: string; mode: string }[] | undefined;
   isCreate: boolean;
+  /** What the user wrote for the level, where a message names it: `enforcementLevel` in a Pulumi program. */
+  levelName?: string;
 }): { attribute: string; message: string }[] {
+  const levelName = policy.levelName ?? "enforcement-level";
   const violations: { attribute: string; message: string }[] = [];
   const levels: readonly string[] = policy.kind ? enforcementLevelsByKind[policy.kind] : enforcementLevels;
   const describeLevels = levels.map((level) => `"${level}"`).join(", ");
@@ -78,7 +81,7 @@ export function policyRuleViolations(policy: {
       } else if (policy.enforcementLevel !== undefined && entry.mode !== policy.enforcementLevel) {
         violations.push({
           attribute: "enforce",
-          message: `mode "${entry.mode}" contradicts enforcement-level "${policy.enforcementLevel}": set only enforcement-level`,
+          message: `mode "${entry.mode}" contradicts ${levelName} "${policy.enforcementLevel}": set only ${levelName}`,
         });
       }
     }

@@ -139,6 +139,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
             ? [{ path: "", mode: enforceMode as string }]
             : undefined,
         isCreate: true,
+        levelName: "enforcementLevel",
       })) {
         if (violation.attribute === "enforcement-level" && news.enforcementLevel === undefined && enforceMode) {
           // The level came from the deprecated enforce entry: name what the program wrote.

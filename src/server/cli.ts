@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import "../node-version";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -20,8 +21,11 @@ Options:
                     keep the token on a redirect to the same host name) do not send it there. Default: localhost
                     when listening on a loopback or wildcard address.
   --data FILE       SQLite file holding all data (default :memory:, lost on exit). Survives kill -9 and restarts.
+                    Its directory is created if missing.
   --seed FILE       JSON seed: organizations, tokens, policySets, modules (see README). Applied at every start;
                     without it an empty store gets organization "example-org" (Plus) and one random token.
+                    "--seed quickstart" is the seed the package ships: what the quickstart program expects
+                    (organization "acme", a token, a policy set, module acme/vpc/aws). A file named so: ./quickstart.
   --rate-limit N    Answer 429 beyond N requests per second per token, as the service does (default: no limit).
   --faults SPEC     Fault rules as inline JSON or a JSON file: [{"route":"POST /api/v2/organizations/:organization/policies",
                     "status":503,"share":0.5}] or {"seed":7,"rules":[...]}. A rule takes status (500, 502, 503, 504),
@@ -38,6 +42,9 @@ Options:
   --help            Show this text.
 
 Tokens are printed on start; requests need "Authorization: Bearer <token>". The OpenAPI document is at /api/openapi.json.`;
+
+// Shipped in the package (package.json "files") beside dist/, so the path holds in a checkout and once installed.
+const quickstartSeed = join(__dirname, "..", "..", "examples", "quickstart", "seed.json");
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -73,6 +80,7 @@ async function main(): Promise<void> {
     return value;
   };
   const maxPort = 65_535;
+  if (values.data !== ":memory:") mkdirSync(dirname(values.data), { recursive: true });
   const tls = tlsSettings(values);
   const server = await startServer({
     port: number("port", values.port, 0, maxPort),
@@ -80,7 +88,7 @@ async function main(): Promise<void> {
     downloadPort: number("download-port", values["download-port"], 0, maxPort),
     ...(values["download-host"] ? { downloadHost: values["download-host"] } : {}),
     data: values.data,
-    ...(values.seed ? { seed: values.seed } : {}),
+    ...(values.seed ? { seed: values.seed === "quickstart" ? quickstartSeed : values.seed } : {}),
     ...(values["rate-limit"] !== undefined ? { rateLimit: number("rate-limit", values["rate-limit"], 1) } : {}),
     ...(values.faults ? { faults: readFaultPlan(values.faults) } : {}),
     ...(tls ? { tls: tls.credentials } : {}),

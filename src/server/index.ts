@@ -1,3 +1,4 @@
+import "../node-version";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";

@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { clientTuning, clientTuningKeys } from "../../src/client/config";
 import { resolveClientConfig, type StackConfigSource, TfeClient, TfeConfigError } from "../../src/client/index";
-import { json, policyResource, startFaultServer } from "./helpers";
+import { empty, json, policyResource, startFaultServer } from "./helpers";
 
 const homes: string[] = [];
 afterEach(() => {
@@ -161,5 +162,57 @@ describe("TfeClient configuration", () => {
     expect(() => new TfeClient({ token: " " })).toThrow(/token is required/);
     expect(() => new TfeClient({ token: "t", timeoutMs: 0 })).toThrow(/timeoutMs must be/);
     expect(() => new TfeClient({ token: "t", address: "app.terraform.io" })).toThrow(/address "app.terraform.io"/);
+  });
+});
+
+describe("clientTuning: the tfe: keys a program's resources and read functions take their client's options from", () => {
+  it("maps each key, stack config before the environment, and leaves unset keys to the client's defaults", () => {
+    expect(clientTuning(stackConfig({}), {})).toEqual({});
+    expect(
+      clientTuning(stackConfig({ timeoutMs: "90000", maxRetries: "2", requestsPerSecond: "7.5" }), {
+        TFE_TIMEOUT_MS: "1000",
+        TFE_RETRY_MAX_ELAPSED_MS: "300000",
+      }),
+    ).toEqual({
+      timeoutMs: 90_000,
+      retry: { maxRetries: 2, maxElapsedMs: 300_000 },
+      rateLimit: { requestsPerSecond: 7.5 },
+    });
+    expect(clientTuning(undefined, { TFE_MAX_RETRIES: "0" })).toEqual({ retry: { maxRetries: 0 } });
+  });
+
+  it.each([
+    [{ timeoutMs: "30s" }, {}, 'stack config tfe:timeoutMs must be a whole number from 1, not "30s"'],
+    [{ timeoutMs: "0" }, {}, 'stack config tfe:timeoutMs must be a whole number from 1, not "0"'],
+    [{}, { TFE_MAX_RETRIES: "-1" }, 'TFE_MAX_RETRIES must be a whole number from 0, not "-1"'],
+    [{}, { TFE_REQUESTS_PER_SECOND: "0" }, 'TFE_REQUESTS_PER_SECOND must be a number above 0, not "0"'],
+    [{ requestsPerSecond: "fast" }, {}, 'stack config tfe:requestsPerSecond must be a number above 0, not "fast"'],
+  ])("refuses %j %j, naming the key", (config, env, message) => {
+    expect(() => clientTuning(stackConfig(config), env)).toThrow(new TfeConfigError(message));
+  });
+
+  it("fromConfig applies them where the options leave them out", async () => {
+    const server = await startFaultServer(empty(503));
+    const read = async (options: { retry?: { maxRetries: number; baseDelayMs: number } }) => {
+      server.requests.length = 0;
+      const client = TfeClient.fromConfig({
+        stackConfig: stackConfig({ token: "t0ken", address: server.url, maxRetries: "0" }),
+        env: { TFE_MAX_RETRIES: "5" },
+        rateLimit: false,
+        ...options,
+      });
+      await client.policies.read("pol-1").catch(() => undefined);
+      await client.close();
+      return server.requests.length;
+    };
+    expect(await read({})).toBe(1);
+    expect(await read({ retry: { maxRetries: 1, baseDelayMs: 1 } })).toBe(2);
+  });
+
+  it("README's configuration table lists every key with its environment variable", () => {
+    const readme = readFileSync(join(__dirname, "..", "..", "README.md"), "utf8");
+    for (const { key, variable } of clientTuningKeys) {
+      expect(readme).toMatch(new RegExp(`^\\| \`tfe:${key}\`\\s+\\| \`${variable}\`\\s+\\|`, "m"));
+    }
   });
 });

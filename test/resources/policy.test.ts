@@ -99,7 +99,11 @@ describe("check", () => {
       /"mandatory", "advisory"/,
     ],
     [{ enforce: [{ mode: "advisory" }, { mode: "advisory" }] }, "enforce", /exactly one/],
-    [{ enforce: [{ mode: "hard-mandatory" }], enforcementLevel: "advisory" }, "enforce", /contradicts/],
+    [
+      { enforce: [{ mode: "hard-mandatory" }], enforcementLevel: "advisory" },
+      "enforce",
+      /contradicts enforcementLevel "advisory": set only enforcementLevel$/,
+    ],
     [{ enforce: [{ mode: "mandatory" }], enforcementLevel: undefined }, "enforce", /mode "mandatory".*hard-mandatory/],
     [{ codeFile: join(files, "missing.sentinel") }, "codeFile", /does not exist/],
     [{ codeFile: undefined }, "codeFile", /exactly one of codeFile/],
