@@ -105,7 +105,7 @@ export class PulumiProject {
     const finished = exited.then(async ({ code, stdout, stderr }) => {
       const { engineLog, userStderr } = splitEngineLog(stderr);
       const output = `${stdout}\n${userStderr}`;
-      this.transcript.push(output);
+      if (!options.decryptsSecrets) this.transcript.push(output);
       this.engineLogs.push(engineLog);
       if (code !== 0 && !options.allowFailure) throw new Error(`pulumi ${args.join(" ")} exited ${code}:\n${output}`);
       const languageHost = await launchedLanguageHost(engineLog);
@@ -120,7 +120,8 @@ export class PulumiProject {
 
   /** `pulumi stack export` as text: secrets stay ciphertext unless `showSecrets`. */
   async exportState(options: { showSecrets?: boolean } = {}): Promise<string> {
-    return (await this.run(["stack", "export", ...(options.showSecrets ? ["--show-secrets"] : [])])).stdout;
+    const args = ["stack", "export", ...(options.showSecrets ? ["--show-secrets"] : [])];
+    return (await this.run(args, { decryptsSecrets: options.showSecrets })).stdout;
   }
 
   /** The raw state file of the stack, as it sits on disk. */
@@ -139,6 +140,11 @@ export interface RunOptions {
   allowFailure?: boolean;
   /** Environment variables of this run only, over the project's. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The output shows secrets decrypted on purpose (`stack export --show-secrets`): it stays out of `transcript`,
+   * which stands for what a CI log shows and is scanned for tokens.
+   */
+  decryptsSecrets?: boolean;
 }
 
 export interface StartedRun {
