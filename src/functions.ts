@@ -4,6 +4,7 @@ import type { StackConfigSource } from "./client/config";
 import type { Policy } from "./client/policies";
 import type { RegistryModuleVersion, RegistryModuleVersionSummary } from "./client/registry";
 import type { PolicyKind } from "./contract/policies";
+import { type ArgumentTable, assertArguments } from "./resources/property-table";
 
 /**
  * Where the read functions get their client: an explicit one, or one built from these values, then the stack
@@ -41,6 +42,35 @@ export interface ModuleArgs {
 
 export interface ModuleVersionArgs extends ModuleArgs {
   version: string;
+}
+
+const readOptionArguments = {
+  client: { argument: "object" },
+  address: { argument: "string" },
+  hostname: { argument: "string" },
+  token: { argument: "string" },
+} as const satisfies ArgumentTable;
+const getPolicyArguments = { id: { argument: "string" } } as const satisfies ArgumentTable;
+const listPoliciesArguments = {
+  organization: { argument: "string" },
+  search: { argument: "string" },
+  kind: { argument: "string" },
+  includePolicySets: { argument: "boolean" },
+} as const satisfies ArgumentTable;
+const moduleArguments = {
+  namespace: { argument: "string" },
+  name: { argument: "string" },
+  provider: { argument: "string" },
+} as const satisfies ArgumentTable;
+const moduleVersionArguments = { ...moduleArguments, version: { argument: "string" } } as const satisfies ArgumentTable;
+
+/**
+ * A function's arguments and options against its tables, so that a typo fails naming the member instead of
+ * being ignored. Values not known yet (the Output forms' inputs) are checked once they are.
+ */
+function checkArguments(subject: string, table: ArgumentTable, args: object, options: ReadFunctionOptions): void {
+  assertArguments(table, args, `${subject}'s arguments`);
+  assertArguments(readOptionArguments, options, `${subject}'s options`);
 }
 
 /** Args of an Output form: each member may be an output of another resource. */
@@ -88,12 +118,14 @@ function asOutput<A, R>(
 }
 
 /** One policy by id (spec 4.2). */
-export function getPolicy(args: GetPolicyArgs, options: ReadFunctionOptions = {}): Promise<Policy> {
+export async function getPolicy(args: GetPolicyArgs, options: ReadFunctionOptions = {}): Promise<Policy> {
+  checkArguments("getPolicy", getPolicyArguments, args, options);
   return withClient(options, (client) => client.policies.read(args.id));
 }
 
 /** Every policy of an organization that matches, across all pages (spec 4.9). */
-export function listPolicies(args: ListPoliciesArgs, options: ReadFunctionOptions = {}): Promise<Policy[]> {
+export async function listPolicies(args: ListPoliciesArgs, options: ReadFunctionOptions = {}): Promise<Policy[]> {
+  checkArguments("listPolicies", listPoliciesArguments, args, options);
   return withClient(options, async (client) => {
     const { organization, ...filters } = args;
     const policies: Policy[] = [];
@@ -103,18 +135,20 @@ export function listPolicies(args: ListPoliciesArgs, options: ReadFunctionOption
 }
 
 /** One version of a registry module with its `deprecation` (spec 4.7). */
-export function getModuleVersion(
+export async function getModuleVersion(
   args: ModuleVersionArgs,
   options: ReadFunctionOptions = {},
 ): Promise<RegistryModuleVersion> {
+  checkArguments("getModuleVersion", moduleVersionArguments, args, options);
   return withClient(options, (client) => client.registry.getModuleVersion(args));
 }
 
 /** Every version of a registry module, each with its `deprecation` (spec 4.8). */
-export function listModuleVersions(
+export async function listModuleVersions(
   args: ModuleArgs,
   options: ReadFunctionOptions = {},
 ): Promise<RegistryModuleVersionSummary[]> {
+  checkArguments("listModuleVersions", moduleArguments, args, options);
   return withClient(options, (client) => client.registry.listModuleVersions(args));
 }
 
@@ -123,6 +157,7 @@ export function getPolicyOutput(
   args: InputArgs<GetPolicyArgs>,
   options: ReadFunctionOptions = {},
 ): pulumi.Output<Policy> {
+  checkArguments("getPolicyOutput", getPolicyArguments, args, options);
   return asOutput(getPolicy, args, options);
 }
 
@@ -131,6 +166,7 @@ export function listPoliciesOutput(
   args: InputArgs<ListPoliciesArgs>,
   options: ReadFunctionOptions = {},
 ): pulumi.Output<Policy[]> {
+  checkArguments("listPoliciesOutput", listPoliciesArguments, args, options);
   return asOutput(listPolicies, args, options);
 }
 
@@ -139,6 +175,7 @@ export function getModuleVersionOutput(
   args: InputArgs<ModuleVersionArgs>,
   options: ReadFunctionOptions = {},
 ): pulumi.Output<RegistryModuleVersion> {
+  checkArguments("getModuleVersionOutput", moduleVersionArguments, args, options);
   return asOutput(getModuleVersion, args, options);
 }
 
@@ -147,5 +184,6 @@ export function listModuleVersionsOutput(
   args: InputArgs<ModuleArgs>,
   options: ReadFunctionOptions = {},
 ): pulumi.Output<RegistryModuleVersionSummary[]> {
+  checkArguments("listModuleVersionsOutput", moduleArguments, args, options);
   return asOutput(listModuleVersions, args, options);
 }

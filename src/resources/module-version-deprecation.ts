@@ -3,8 +3,8 @@ import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import type { ModuleVersionAddress } from "../client/module-versions";
 import { isWebLink, semanticVersionPattern } from "../contract/limits";
+import { argumentFailures, outputSlots, type PropertyTable, propertiesThat } from "./property-table";
 import {
-  type CheckFailure,
   ContextProvider,
   changedProperties,
   checkOrganization,
@@ -45,8 +45,19 @@ export interface ModuleVersionDeprecationOutputs extends ModuleVersionDeprecatio
   effectiveReason: string;
 }
 
-const replacingProperties = ["organization", "moduleName", "moduleProvider", "version"] as const;
-const updatableProperties = ["reason", "link"] as const;
+/** Every property of a deprecation, once: the version's address replaces, the reason and link update. */
+const deprecationProperties = {
+  organization: { argument: "string", change: "replaces", output: true },
+  moduleName: { argument: "string", change: "replaces", output: true },
+  moduleProvider: { argument: "string", change: "replaces", output: true },
+  version: { argument: "string", change: "replaces", output: true },
+  reason: { argument: "string", change: "updates", output: true },
+  link: { argument: "string", change: "updates", output: true },
+  deprecationId: { change: "none", output: true },
+  effectiveReason: { change: "none", output: true },
+} as const satisfies PropertyTable;
+const replacingProperties = propertiesThat(deprecationProperties, "replaces");
+const updatableProperties = propertiesThat(deprecationProperties, "updates");
 
 export function deprecationId(address: ModuleVersionAddress): string {
   return `${address.organization}/${address.name}/${address.provider}/${address.version}`;
@@ -130,7 +141,8 @@ function reasonAsSent(sent: string | undefined, held: string): string {
 export class ModuleVersionDeprecationProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
   /** Every input rule, before any request; unknown values (preview) pass. */
   async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
-    const failures: CheckFailure[] = [];
+    const failures = argumentFailures(deprecationProperties, news, "ModuleVersionDeprecation");
+    if (failures.length > 0) return { inputs: news, failures };
     checkOrganization(failures, news.organization);
     checkPathValue(failures, "moduleName", news.moduleName, 'use the module\'s name in the registry, e.g. "vpc"');
     checkPathValue(failures, "moduleProvider", news.moduleProvider, 'use the module\'s provider, e.g. "aws"');
@@ -283,18 +295,10 @@ export class ModuleVersionDeprecation extends ShimResource {
   declare readonly effectiveReason: pulumi.Output<string>;
 
   constructor(name: string, args: ModuleVersionDeprecationArgs, opts?: pulumi.CustomResourceOptions) {
-    const outputsOnly = { deprecationId: undefined, effectiveReason: undefined };
+    const outputs = outputSlots(deprecationProperties);
     const props = opts?.id
-      ? {
-          ...outputsOnly,
-          organization: undefined,
-          moduleName: undefined,
-          moduleProvider: undefined,
-          version: undefined,
-          reason: undefined,
-          link: undefined,
-        }
-      : { ...outputsOnly, link: undefined, ...args, organization: args.organization ?? defaultOrganization() };
+      ? outputs
+      : { ...outputs, ...args, organization: args.organization ?? defaultOrganization() };
     super("ModuleVersionDeprecation", name, props, opts);
   }
 

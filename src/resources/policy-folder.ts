@@ -9,6 +9,7 @@ import {
   readPolicyFolder,
 } from "../policy-code/folder";
 import { Policy } from "./policy";
+import { type ArgumentTable, argumentFailures } from "./property-table";
 
 export type { PolicyOverride } from "../policy-code/folder";
 
@@ -35,6 +36,42 @@ export interface PolicyFolderArgs {
   opaPath?: string;
   /** Blocks to leave out knowingly, written as in the file: `module "report"`, `param "limit"`, `sentinel`. */
   skipBlocks?: string[];
+}
+
+const folderArguments = {
+  directory: { argument: "string" },
+  organization: { argument: "string" },
+  policySetIds: { argument: "string list" },
+  adoptExisting: { argument: "boolean" },
+  overrides: { argument: "object" },
+  regoVersion: { argument: "string" },
+  opaPath: { argument: "string" },
+  skipBlocks: { argument: "string list" },
+} as const satisfies ArgumentTable;
+
+const overrideArguments = {
+  name: { argument: "string" },
+  description: { argument: "string" },
+  enforcementLevel: { argument: "string" },
+} as const satisfies ArgumentTable;
+
+/** Typos and wrong kinds in the folder's arguments and its overrides, all at once; empty when there are none. */
+function argumentProblems(args: pulumi.Inputs): string[] {
+  const problems = argumentFailures(folderArguments, args, "PolicyFolder").map((failure) => failure.reason);
+  const overrides = args.overrides;
+  if (typeof overrides === "object" && overrides !== null && !Array.isArray(overrides)) {
+    for (const [label, override] of Object.entries(overrides as Record<string, unknown>)) {
+      const subject = `overrides[${JSON.stringify(label)}]`;
+      if (typeof override !== "object" || override === null || Array.isArray(override)) {
+        problems.push(`${subject} must be an object such as { enforcementLevel: "advisory" }`);
+        continue;
+      }
+      for (const failure of argumentFailures(overrideArguments, override as Record<string, unknown>, `an override`)) {
+        problems.push(`${subject}: ${failure.reason}`);
+      }
+    }
+  }
+  return problems;
 }
 
 let warnedRegoUnchecked = false;
@@ -65,6 +102,8 @@ export class PolicyFolder extends pulumi.ComponentResource<Record<string, Policy
     _opts?: pulumi.ComponentResourceOptions,
     name?: string,
   ): Promise<Record<string, Policy>> {
+    const problems = argumentProblems(args);
+    if (problems.length > 0) throw new pulumi.ResourceError(problems.join("; "), this, true);
     const { directory, organization, policySetIds, adoptExisting, ...options } = args as PolicyFolderArgs;
     let folder: PolicyFolderContents;
     try {

@@ -13,6 +13,7 @@ import {
   policyNamePattern,
   policyRuleViolations,
 } from "../contract/policies";
+import { argumentFailures, outputSlots, type PropertyTable, propertiesThat } from "./property-table";
 import {
   type CheckFailure,
   ContextProvider,
@@ -77,11 +78,32 @@ export interface PolicyOutputs extends PolicyInputs {
 }
 
 const defaultEnforcementLevel: Record<PolicyKind, string> = { sentinel: "soft-mandatory", opa: "advisory" };
-const replacingProperties = ["organization", "name", "kind", "policySetIds"] as const;
-// The code counts by its hash; `code` too, so that moving between inline code and a file shows. Not `codeFile`:
-// the same file at another path (an absolute path from another checkout) changes nothing on the service. Not
-// `adoptExisting`: it acts only at creation. Either would fail `pulumi preview --expect-no-changes` for nothing.
-const updatableProperties = ["description", "query", "enforcementLevel", "codeHash", "code"] as const;
+/**
+ * Every property of a policy, once. The code counts by its hash; `code` too, so that moving between inline code and
+ * a file shows. Not `codeFile`: the same file at another path (an absolute path from another checkout) changes
+ * nothing on the service. Not `adoptExisting`: it acts only at creation. Either would fail `pulumi preview
+ * --expect-no-changes` for nothing. `enforce` is read into `enforcementLevel`.
+ */
+const policyProperties = {
+  organization: { argument: "string", change: "replaces", output: true },
+  name: { argument: "string", change: "replaces", output: true },
+  description: { argument: "string", change: "updates", output: true },
+  kind: { argument: "string", change: "replaces", output: true },
+  query: { argument: "string", change: "updates", output: true },
+  enforcementLevel: { argument: "string", change: "updates", output: true },
+  enforce: { argument: "list", change: "none", output: false },
+  policySetIds: { argument: "string list", change: "replaces", output: true },
+  codeFile: { argument: "string", change: "none", output: true },
+  code: { argument: "string", change: "updates", output: false },
+  codeHash: { change: "updates", output: true },
+  codeSize: { change: "none", output: true },
+  adoptExisting: { argument: "boolean", change: "none", output: false },
+  policyId: { change: "none", output: true },
+  policySetCount: { change: "none", output: true },
+  updatedAt: { change: "none", output: true },
+} as const satisfies PropertyTable;
+const replacingProperties = propertiesThat(policyProperties, "replaces");
+const updatableProperties = propertiesThat(policyProperties, "updates");
 
 export function hashCode(code: Uint8Array): string {
   return createHash("sha256").update(code).digest("hex");
@@ -96,7 +118,8 @@ function loadCode(inputs: Pick<PolicyInputs, "code" | "codeFile">): Buffer {
 export class PolicyProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
   /** Every input rule, before any request; unknown values (preview) pass. */
   async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
-    const failures: CheckFailure[] = [];
+    const failures = argumentFailures(policyProperties, news, "Policy");
+    if (failures.length > 0) return { inputs: news, failures };
     const inputs: Record<string, unknown> = { ...news };
     delete inputs.enforce;
 
@@ -561,23 +584,7 @@ export class Policy extends ShimResource {
   declare readonly updatedAt: pulumi.Output<string | null>;
 
   constructor(name: string, args: PolicyArgs, opts?: pulumi.CustomResourceOptions) {
-    // Pulumi makes an output property only for the keys given here: every declared output needs one, also where
-    // the program leaves the input out (the service's default comes back) and for `Policy.get`.
-    const outputs = {
-      organization: undefined,
-      name: undefined,
-      description: undefined,
-      kind: undefined,
-      query: undefined,
-      enforcementLevel: undefined,
-      policySetIds: undefined,
-      codeFile: undefined,
-      codeHash: undefined,
-      codeSize: undefined,
-      policyId: undefined,
-      policySetCount: undefined,
-      updatedAt: undefined,
-    };
+    const outputs = outputSlots(policyProperties);
     const props = opts?.id
       ? outputs
       : {

@@ -5,7 +5,7 @@ import { TfeApiError, TfeConnectionError } from "../client/errors";
 import { segmentProblem } from "../contract/paths";
 
 /** The value Pulumi puts in inputs that are not known yet (outputs of other resources during preview). */
-export const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+export const unknownValue = pulumi.runtime.unknownValue;
 
 export function isUnknown(value: unknown): boolean {
   return value === unknownValue;

@@ -1,4 +1,7 @@
-// Loaded at run time by the serialized provider shim (see shim.ts): not part of the public API.
+// Loaded at run time by the provider text every resource's state holds (see shim.ts): not part of the public API,
+// but a contract with every state ever written. The entry point `pulumi-tfe-governance/providers`, the export
+// `providers` and its keys (the resource types) must keep their names in every later version: a state file names
+// them, and refresh or destroy of that stack loads them from the library installed then.
 import type * as pulumi from "@pulumi/pulumi";
 import { ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";

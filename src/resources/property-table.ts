@@ -1,0 +1,129 @@
+import * as pulumi from "@pulumi/pulumi";
+import { type CheckFailure, isUnknown } from "./provider-context";
+
+/** What an argument may hold; each kind names itself in the failure message. */
+export type ArgumentKind = "string" | "boolean" | "string list" | "list" | "object";
+
+/**
+ * One property of a resource, declared once: what the program may pass for it (absent for what the provider derives,
+ * such as a code hash), and what a change of it does on the service. `check` refuses what the table does not list
+ * and what does not match its kind; `diff` takes its replace and update lists from it, the constructor its outputs.
+ */
+export interface PropertySpec {
+  argument?: ArgumentKind;
+  change: "replaces" | "updates" | "none";
+  /** An output of the resource (`resource.<name>`), also when the program leaves it out or reads one with `get`. */
+  output: boolean;
+}
+
+export type PropertyTable = Readonly<Record<string, PropertySpec>>;
+
+/** What `check` needs of a table; components and functions, which have no state, list only this. */
+export type ArgumentTable = Readonly<Record<string, Partial<PropertySpec>>>;
+
+/**
+ * The resource's outputs, each `undefined`: Pulumi makes an output property only for the keys it is given, so every
+ * declared output needs one, also where the program leaves the input out and for `get`.
+ */
+export function outputSlots(table: PropertyTable): Record<string, undefined> {
+  return Object.fromEntries(Object.keys(table).flatMap((key) => (table[key]?.output ? [[key, undefined]] : [])));
+}
+
+/** The names whose change does `change`, in the table's order. */
+export function propertiesThat<T extends PropertyTable>(
+  table: T,
+  change: PropertySpec["change"],
+): (keyof T & string)[] {
+  return Object.keys(table).filter((key) => table[key]?.change === change);
+}
+
+const expectation: Record<ArgumentKind, { matches: (value: unknown) => boolean; wanted: string }> = {
+  string: { matches: (value) => typeof value === "string", wanted: "a string" },
+  boolean: { matches: (value) => typeof value === "boolean", wanted: "true or false" },
+  "string list": {
+    matches: (value) => Array.isArray(value) && value.every((item) => typeof item === "string" || isPending(item)),
+    wanted: "a list of strings",
+  },
+  list: { matches: Array.isArray, wanted: "a list" },
+  object: {
+    matches: (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+    wanted: "an object",
+  },
+};
+
+/**
+ * The program's arguments against the table: a name the table does not know (with the closest one it does), a value
+ * of another kind. Pulumi's own members (`__provider` and others with `__`) pass, as do values not known yet
+ * (outputs of other resources during preview) and absent ones (`undefined`, `null`): other rules say what is required.
+ */
+export function argumentFailures(table: ArgumentTable, args: Record<string, unknown>, subject: string): CheckFailure[] {
+  const names = Object.keys(table).filter((key) => table[key]?.argument !== undefined);
+  const failures: CheckFailure[] = [];
+  for (const [property, value] of Object.entries(args)) {
+    if (property.startsWith("__")) continue;
+    const kind = table[property]?.argument;
+    if (kind === undefined) {
+      const suggestion = closestName(property, names);
+      failures.push({
+        property,
+        reason: suggestion
+          ? `${property} is not a property of ${subject}: did you mean ${suggestion}?`
+          : `${property} is not a property of ${subject}; its properties are ${names.join(", ")}`,
+      });
+      continue;
+    }
+    if (value === undefined || value === null || isPending(value)) continue;
+    const { matches, wanted } = expectation[kind];
+    if (!matches(value)) {
+      failures.push({ property, reason: `${property} must be ${wanted}, not ${describe(value)}` });
+    }
+  }
+  return failures;
+}
+
+/** {@link argumentFailures} for code that runs in the program (components, functions): throws them all at once. */
+export function assertArguments(table: ArgumentTable, args: object, subject: string): void {
+  if (typeof args !== "object" || args === null) throw new Error(`${subject} must be an object, not ${describe(args)}`);
+  const failures = argumentFailures(table, args as Record<string, unknown>, subject);
+  if (failures.length > 0) throw new Error(failures.map((failure) => failure.reason).join("; "));
+}
+
+/** Not known yet: Pulumi's unknown marker in a provider, an output or a promise in the program. */
+function isPending(value: unknown): boolean {
+  return isUnknown(value) || pulumi.Output.isInstance(value) || value instanceof Promise;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
+  if (typeof value === "object") return "an object";
+  return `the ${typeof value} ${String(value)}`;
+}
+
+/** The known name a typo most likely meant: the same but for case, else at most two edits away. */
+export function closestName(name: string, candidates: string[]): string | undefined {
+  const lower = name.toLowerCase();
+  const sameButCase = candidates.find((candidate) => candidate.toLowerCase() === lower);
+  if (sameButCase) return sameButCase;
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const distance = editDistance(lower, candidate.toLowerCase());
+    if (distance <= 2 && (!best || distance < best.distance)) best = { candidate, distance };
+  }
+  return best?.candidate;
+}
+
+/** Levenshtein distance, with one row of memory. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution);
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}
