@@ -1,35 +1,30 @@
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ClientConfigInputs, clientTuning, defaultAddress, normalizeAddress, resolveClientConfig } from "./config";
+import {
+  type ClientConfigInputs,
+  type ClientTuning,
+  clientTuning,
+  defaultAddress,
+  normalizeAddress,
+  resolveClientConfig,
+} from "./config";
 import { TfeConfigError } from "./errors";
 import { ModuleVersionsApi } from "./module-versions";
 import { PoliciesApi } from "./policies";
 import { sharedRateLimiter } from "./rate-limiter";
 import { RegistryApi } from "./registry";
-import { defaultRetryPolicy, type RetryPolicy, Transport } from "./transport";
+import { defaultRetryPolicy, Transport } from "./transport";
 
 export const libraryVersion: string = JSON.parse(
   readFileSync(join(__dirname, "..", "..", "package.json"), "utf8"),
 ).version;
 
-export interface TfeClientOptions {
+export interface TfeClientOptions extends ClientTuning {
   /** Base URL of the service; default `https://app.terraform.io`. */
   address?: string;
   token: string;
   userAgent?: string;
-  /**
-   * Time one attempt may wait to connect, for the answer, and for each stall of its body; default 30 s. undici's
-   * timers behind it fire up to about a second late, a slack that does not matter at this scale.
-   */
-  timeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
-  /**
-   * Pacing, shared by every client of this address and token. By default the client paces to the limit the service
-   * advertises in `X-RateLimit-Limit` (95% of it) and does not hold back where none is advertised;
-   * `requestsPerSecond` caps the pace further; `false` turns pacing off (a 429 is still waited out and retried).
-   */
-  rateLimit?: { requestsPerSecond: number } | false;
   /**
    * CA certificates (PEM text) to trust besides Node's own, e.g. a private CA of Terraform Enterprise or the local
    * server's `--tls` certificate. `fromConfig` also takes a file path, `tfe:caCertificate` and `TFE_CA_CERTIFICATE`.

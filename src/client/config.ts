@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { TfeClientOptions } from "./client";
 import { TfeConfigError } from "./errors";
+import type { RetryPolicy } from "./transport";
 
 export const defaultAddress = "https://app.terraform.io";
 
@@ -174,8 +174,21 @@ function tokenFromCredentialsFile(path: string, hostname: string): string | unde
   }
 }
 
-/** The client options a Pulumi program cannot give its resources in code. */
-export type ClientTuning = Pick<TfeClientOptions, "timeoutMs" | "retry" | "rateLimit">;
+/** The client options a Pulumi program cannot give its resources in code: `tfe:` keys set them instead. */
+export interface ClientTuning {
+  /**
+   * Time one attempt may wait to connect, for the answer, and for each stall of its body; default 30 s. undici's
+   * timers behind it fire up to about a second late, a slack that does not matter at this scale.
+   */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  /**
+   * Pacing, shared by every client of this address and token. By default the client paces to the limit the service
+   * advertises in `X-RateLimit-Limit` (95% of it) and does not hold back where none is advertised;
+   * `requestsPerSecond` caps the pace further; `false` turns pacing off (a 429 is still waited out and retried).
+   */
+  rateLimit?: { requestsPerSecond: number } | false;
+}
 
 /**
  * Each tuning key: its name under `tfe:` in stack config, its environment variable, the whole number it starts at

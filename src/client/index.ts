@@ -2,7 +2,6 @@
 // its errors. The wire documents (zod schemas) and request builders stay internal, so a zod upgrade or a change of
 // wire parsing is never a breaking change of this package.
 
-export type { Pagination } from "../contract/jsonapi";
 export {
   type EnforcementLevel,
   enforcementLevels,
@@ -35,6 +34,7 @@ export type {
   ModuleVersionDeprecation,
   ModuleVersionsApi,
 } from "./module-versions";
+export type { Pagination } from "./pagination";
 export type {
   CreatePolicyOptions,
   ListPoliciesOptions,

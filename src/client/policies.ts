@@ -1,4 +1,3 @@
-import { type Pagination, toPagination } from "../contract/jsonapi";
 import {
   type CreatePolicyRequest,
   createPolicyRequest,
@@ -16,6 +15,7 @@ import {
   updatePolicyRequest,
 } from "../contract/policies";
 import { TfeValidationError } from "./errors";
+import { type Pagination, toPagination } from "./pagination";
 import { pathSegment } from "./paths";
 import type { Transport } from "./transport";
 

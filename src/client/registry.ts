@@ -1,5 +1,4 @@
-import type { z } from "zod";
-import { type registryDeprecation, registryModuleVersion, registryModuleVersions } from "../contract/registry";
+import { type RegistryDeprecation, registryModuleVersion, registryModuleVersions } from "../contract/registry";
 import { pathSegment } from "./paths";
 import type { Transport } from "./transport";
 
@@ -31,7 +30,7 @@ export interface RegistryModuleVersionSummary {
   deprecation: Deprecation | null;
 }
 
-function toDeprecation(value: z.infer<typeof registryDeprecation> | undefined): Deprecation | null {
+function toDeprecation(value: RegistryDeprecation | undefined): Deprecation | null {
   if (!value) return null;
   return { reason: value.reason ?? "", link: value.link ?? null };
 }

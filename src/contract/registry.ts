@@ -3,6 +3,7 @@ import { z } from "zod";
 
 /** `deprecation` of the registry read interface: `{reason, link}` or null. A link may lack a scheme. */
 export const registryDeprecation = z.object({ reason: z.string().nullish(), link: z.string().nullish() }).nullable();
+export type RegistryDeprecation = z.infer<typeof registryDeprecation>;
 
 /** One module version from `GET /api/registry/v1/modules/:ns/:name/:provider/:version` (spec 4.7); plain JSON. */
 export const registryModuleVersion = z.object({

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { jsonApiMediaType } from "../contract/jsonapi";
 import { authenticate } from "./auth";
-import type { UrlSigner } from "./download-origin";
+import type { AppContext } from "./context";
 import {
   ApiError,
   errorDocument,
@@ -14,40 +14,18 @@ import {
   isClientAbort,
   sendError,
 } from "./errors";
-import type { Fault, FaultInjector } from "./faults";
+import type { Fault } from "./faults";
 import { buildOpenApiDocument, type DocumentedRoute } from "./openapi";
-import type { RateLimit } from "./rate-limit";
-import type { RequestLog } from "./request-log";
 import { registerDiscoveryRoute } from "./routes/discovery";
 import { registerModuleVersionRoutes } from "./routes/module-versions";
 import { registerPolicyRoutes } from "./routes/policies";
 import { registerRegistryRoutes } from "./routes/registry";
-import { registerUploadRoute, type UploadMetrics } from "./routes/upload";
-import type { Storage } from "./storage";
-import type { TlsCredentials } from "./tls";
+import { registerUploadRoute } from "./routes/upload";
 
 /** Largest JSON body accepted; policy code goes through the upload route, which has its own limit. */
 export const maxJsonBodyBytes = 1024 * 1024;
 /** What `TFP-API-Version` reports: the API version whose behaviour this server follows. */
 export const apiVersion = "2.6";
-
-export interface AppContext {
-  storage: Storage;
-  log: RequestLog;
-  faults: FaultInjector;
-  rateLimit: RateLimit | undefined;
-  signer: UrlSigner;
-  /** Where signed download URLs point; known only once the download origin listens. */
-  downloadOrigin: () => string;
-  uploadMetrics: UploadMetrics;
-  /** What all uploads in progress may hold in memory together. */
-  uploadBufferBudgetBytes: number;
-  /** How long a request body may take to arrive in full: past it the answer is 408 and the connection closes. */
-  bodyTimeoutMs: number;
-  version: string;
-  /** Serve https with these; http without. */
-  tls?: TlsCredentials | undefined;
-}
 
 /** Default of `bodyTimeoutMs`: a 10 MB upload at 1 Mbit/s arrives in well under a minute and a half. */
 export const defaultBodyTimeoutMs = 90_000;

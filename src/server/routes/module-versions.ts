@@ -1,65 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { z } from "zod";
 import { jsonApiMediaType } from "../../contract/jsonapi";
-import { maxNameLength, semanticVersionPattern } from "../../contract/limits";
 import { moduleVersionDeprecationRequest, moduleVersionDocument } from "../../contract/module-versions";
-import type { AppContext } from "../app";
+import {
+  createModuleVersionRequest,
+  createRegistryModuleRequest,
+  registryModuleDocument,
+  registryModuleVersionDocument,
+} from "../../contract/registry-modules";
 import { authorize } from "../auth";
+import type { AppContext } from "../context";
 import { alreadyTaken, notFound, parseBody } from "../errors";
 import { jsonApiEndpoint } from "../openapi";
 import type { Storage } from "../storage";
 
 /** What the service appends to every deprecation reason. */
 export const deprecationNotice = " Applies will be blocked in 15 days.";
-
-const moduleName = z
-  .string()
-  .max(maxNameLength, `is longer than ${maxNameLength} characters: shorten it`)
-  .regex(/^[0-9A-Za-z_-]+$/, "may hold only letters, digits, '-' and '_'");
-
-// The client never creates modules, so these two documents live here rather than in src/client.
-const createRegistryModuleRequest = z.object({
-  data: z.object({
-    type: z.literal("registry-modules"),
-    attributes: z.object({
-      name: moduleName,
-      provider: z.string().regex(/^[0-9a-z]+$/, "may hold only lowercase letters and digits, e.g. aws"),
-      "registry-name": z.literal("private").default("private"),
-    }),
-  }),
-});
-const createModuleVersionRequest = z.object({
-  data: z.object({
-    type: z.literal("registry-module-versions"),
-    attributes: z.object({
-      version: z.string().regex(semanticVersionPattern, "must be a semantic version such as 1.2.0 (no leading zeros)"),
-    }),
-  }),
-});
-const registryModuleDocument = z.object({
-  data: z.object({
-    id: z.string(),
-    type: z.literal("registry-modules"),
-    attributes: z.object({
-      name: z.string(),
-      namespace: z.string(),
-      provider: z.string(),
-      "registry-name": z.literal("private"),
-      status: z.string(),
-      "created-at": z.string(),
-    }),
-    relationships: z.object({
-      organization: z.object({ data: z.object({ id: z.string(), type: z.literal("organizations") }) }),
-    }),
-  }),
-});
-const registryModuleVersionDocument = z.object({
-  data: z.object({
-    id: z.string(),
-    type: z.literal("registry-module-versions"),
-    attributes: z.object({ version: z.string(), status: z.string(), source: z.string() }),
-  }),
-});
 
 type ModuleParams = { Params: { organization: string; namespace: string; name: string; provider: string } };
 type ModuleVersionParams = { Params: ModuleParams["Params"] & { version: string } };

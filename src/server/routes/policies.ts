@@ -14,8 +14,8 @@ import {
   policySortOrders,
   updatePolicyRequest,
 } from "../../contract/policies";
-import type { AppContext } from "../app";
-import { authorize, type Permission } from "../auth";
+import { authorize } from "../auth";
+import { type AppContext, loadPolicy } from "../context";
 import { ApiError, alreadyTaken, badParameter, invalidAttribute, notFound, parseBody } from "../errors";
 import { jsonApiEndpoint } from "../openapi";
 import type { PolicyChanges, PolicyRecord, Storage } from "../storage";
@@ -23,14 +23,6 @@ import type { PolicyChanges, PolicyRecord, Storage } from "../storage";
 type PolicyParams = { Params: { policyId: string } };
 type OrganizationParams = { Params: { organization: string } };
 type Query = Record<string, string | undefined>;
-
-/** The policy named in the path, or a 404 when it is missing or the token may not `permission` it. */
-export function loadPolicy(storage: Storage, request: FastifyRequest<PolicyParams>, permission: Permission) {
-  const policy = storage.policy(request.params.policyId);
-  if (!policy) throw notFound();
-  authorize(request, policy.organization, permission);
-  return policy;
-}
 
 /**
  * The level a request asks for. The deprecated `enforce` entry counts only where `enforcement-level` is absent;

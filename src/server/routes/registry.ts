@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { registryModuleVersion, registryModuleVersions } from "../../contract/registry";
-import type { AppContext } from "../app";
 import { authorize } from "../auth";
+import type { AppContext } from "../context";
 import { notFound } from "../errors";
 import { registryEndpoint } from "../openapi";
 import type { ModuleVersionRecord, Storage } from "../storage";

@@ -1,20 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { maxPolicyCodeBytes } from "../../contract/policies";
-import type { AppContext } from "../app";
+import { type AppContext, loadPolicy } from "../context";
 import { ApiError, installErrorHandling } from "../errors";
 import { jsonApiErrors } from "../openapi";
-import { loadPolicy } from "./policies";
 
 const codeMediaType = "application/octet-stream";
-
-export interface UploadMetrics {
-  /** The most bytes one upload held in memory, over the server's life: bounded by the 10 MB limit. */
-  peakBufferedBytes: number;
-  /** Bytes all uploads in progress hold in memory now. */
-  bufferedBytes: number;
-  /** The most bytes all uploads held at once, over the server's life: bounded by the upload buffer budget. */
-  peakTotalBufferedBytes: number;
-}
 
 /** Default of `uploadBufferBudgetBytes`: what all uploads in progress may hold in memory together. */
 export const defaultUploadBufferBudgetBytes = 64 * 1024 * 1024;

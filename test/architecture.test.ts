@@ -1,0 +1,90 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const sourceRoot = resolve(__dirname, "..", "src");
+
+function sourceFiles(directory: string): string[] {
+  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(directory, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** Each file of src/ (relative, e.g. `client/policies.ts`) with the files of src/ it imports. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(sourceRoot)) {
+    const text = readFileSync(file, "utf8");
+    const targets = [...text.matchAll(/^(?:import|export)[^;]*?from "(\.{1,2}\/[^"]+)"/gms)].map((match) => {
+      const target = resolve(dirname(file), match[1] as string);
+      const candidates = [`${target}.ts`, join(target, "index.ts")];
+      const found = candidates.find((candidate) => graph.has(relative(sourceRoot, candidate)) || exists(candidate));
+      if (!found) throw new Error(`${relative(sourceRoot, file)} imports ${match[1]}, which is no file of src/`);
+      return relative(sourceRoot, found);
+    });
+    graph.set(relative(sourceRoot, file), targets);
+  }
+  return graph;
+}
+
+function exists(path: string): boolean {
+  try {
+    readFileSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function cycles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, "visiting" | "done">();
+  const stack: string[] = [];
+  const visit = (file: string) => {
+    if (state.get(file) === "done") return;
+    if (state.get(file) === "visiting") {
+      found.push([...stack.slice(stack.indexOf(file)), file]);
+      return;
+    }
+    state.set(file, "visiting");
+    stack.push(file);
+    for (const target of graph.get(file) ?? []) visit(target);
+    stack.pop();
+    state.set(file, "done");
+  };
+  for (const file of graph.keys()) visit(file);
+  return found;
+}
+
+describe("layers of src/", () => {
+  const graph = importGraph();
+  const importsFrom = (from: string, to: string) =>
+    [...graph].flatMap(([file, targets]) =>
+      file.startsWith(from)
+        ? targets.filter((target) => target.startsWith(to)).map((target) => `${file} -> ${target}`)
+        : [],
+    );
+
+  it("reads every file of src/", () => {
+    expect(graph.size).toBeGreaterThan(30);
+    expect(graph.get("client/policies.ts")).toContain("contract/policies.ts");
+  });
+
+  it("the contract stands on nothing of the client, the server or the resources", () => {
+    expect(importsFrom("contract/", "client/")).toEqual([]);
+    expect(importsFrom("contract/", "server/")).toEqual([]);
+    expect(importsFrom("contract/", "resources/")).toEqual([]);
+  });
+
+  it("the server imports nothing from the client", () => {
+    expect(importsFrom("server/", "client/")).toEqual([]);
+  });
+
+  it("no import circle in the contract, the client, the server or the resources", () => {
+    const layered = ["contract/", "client/", "server/", "resources/"];
+    const inLayers = (file: string) => layered.some((layer) => file.startsWith(layer));
+    expect(cycles(graph).filter((cycle) => cycle.some(inLayers))).toEqual([]);
+  });
+});
