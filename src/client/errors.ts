@@ -1,4 +1,4 @@
-import type { JsonApiErrorObject } from "../contract/jsonapi";
+import type { LenientJsonApiErrorObject as JsonApiErrorObject } from "../contract/jsonapi";
 
 /** Base class of every error the client throws. */
 export class TfeError extends Error {

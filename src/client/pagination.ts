@@ -1,4 +1,4 @@
-import type { PaginationMeta } from "../contract/jsonapi";
+import type { LenientPaginationMeta } from "../contract/jsonapi";
 
 /** Camel-cased pagination as the client returns it. */
 export interface Pagination {
@@ -10,7 +10,7 @@ export interface Pagination {
   pageSize: number | undefined;
 }
 
-export function toPagination(meta: PaginationMeta | undefined, itemCount: number): Pagination {
+export function toPagination(meta: LenientPaginationMeta | undefined, itemCount: number): Pagination {
   if (!meta) {
     return {
       currentPage: 1,

@@ -2,14 +2,14 @@ import {
   type CreatePolicyRequest,
   createPolicyRequest,
   type EnforcementLevel,
+  type LenientPolicyResource,
+  lenientPolicyDocument,
+  lenientPolicyListDocument,
   maxPageSize,
   maxPolicyCodeBytes,
   type PolicyKind,
-  type PolicyResource,
   type PolicySortOrder,
-  policyDocument,
   policyKinds,
-  policyListDocument,
   policySortOrders,
   type UpdatePolicyRequest,
   updatePolicyRequest,
@@ -18,10 +18,110 @@ import { TfeValidationError } from "./errors";
 import { type Pagination, toPagination } from "./pagination";
 import { pathSegment } from "./paths";
 import type { Transport } from "./transport";
+import { validRequest } from "./validation";
 
-// ---------------------------------------------------------------------------------------------------------------
-// Client types
-// ---------------------------------------------------------------------------------------------------------------
+/** The policy calls (spec 4.1-4.4, 4.9, 4.10 and the download endpoint of service-facts). */
+export interface Policies {
+  /** One page of an organization's policies. */
+  list(organization: string, options?: ListPoliciesOptions): Promise<PolicyPage>;
+  /** Every policy of an organization, page after page, following `next-page` to the end. */
+  listAll(organization: string, options?: Omit<ListPoliciesOptions, "pageNumber">): AsyncGenerator<Policy>;
+  /** Creates the policy object, without code: upload it next with {@link Policies.upload}. */
+  create(organization: string, options: CreatePolicyOptions): Promise<Policy>;
+  read(policyId: string, options?: ReadPolicyOptions): Promise<Policy>;
+  /** Sends only the attributes given; `description: null` clears the description. */
+  update(policyId: string, options: UpdatePolicyOptions): Promise<Policy>;
+  delete(policyId: string): Promise<void>;
+  /** Uploads the policy's code (raw bytes, at most 10 MB). */
+  upload(policyId: string, code: string | Uint8Array): Promise<void>;
+  /** Downloads the policy's code, following the redirect to the temporary URL without the token. */
+  download(policyId: string): Promise<Buffer>;
+}
+
+export class PoliciesApi implements Policies {
+  constructor(private readonly transport: Transport) {}
+
+  async list(organization: string, options: ListPoliciesOptions = {}): Promise<PolicyPage> {
+    const response = await this.transport.json({
+      method: "GET",
+      path: `/api/v2/organizations/${pathSegment("organization", organization)}/policies`,
+      query: validListOptions(options),
+      schema: lenientPolicyListDocument,
+    });
+    return {
+      items: response.data.map(toPolicy),
+      pagination: toPagination(response.meta?.pagination, response.data.length),
+      included: (response.included ?? []).map(({ id, type }) => ({ id, type })),
+    };
+  }
+
+  async *listAll(organization: string, options: Omit<ListPoliciesOptions, "pageNumber"> = {}): AsyncGenerator<Policy> {
+    let pageNumber: number | null = 1;
+    while (pageNumber !== null) {
+      const page: PolicyPage = await this.list(organization, { pageSize: maxPageSize, ...options, pageNumber });
+      yield* page.items;
+      const next = page.pagination.nextPage;
+      // A next-page that does not move forward (a misbehaving proxy or server) would otherwise loop forever.
+      pageNumber = next !== null && next > pageNumber ? next : null;
+    }
+  }
+
+  async create(organization: string, options: CreatePolicyOptions): Promise<Policy> {
+    const response = await this.transport.json({
+      method: "POST",
+      path: `/api/v2/organizations/${pathSegment("organization", organization)}/policies`,
+      body: validCreateOptions(options),
+      schema: lenientPolicyDocument,
+    });
+    return toPolicy(response.data);
+  }
+
+  async read(policyId: string, options: ReadPolicyOptions = {}): Promise<Policy> {
+    const response = await this.transport.json({
+      method: "GET",
+      path: `/api/v2/policies/${pathSegment("policyId", policyId)}`,
+      query: options.includePolicySets ? { include: "policy_sets" } : undefined,
+      schema: lenientPolicyDocument,
+    });
+    return toPolicy(response.data);
+  }
+
+  async update(policyId: string, options: UpdatePolicyOptions): Promise<Policy> {
+    const response = await this.transport.json({
+      method: "PATCH",
+      path: `/api/v2/policies/${pathSegment("policyId", policyId)}`,
+      body: validUpdateOptions(options),
+      schema: lenientPolicyDocument,
+    });
+    return toPolicy(response.data);
+  }
+
+  async delete(policyId: string): Promise<void> {
+    await this.transport.send({ method: "DELETE", path: `/api/v2/policies/${pathSegment("policyId", policyId)}` });
+  }
+
+  async upload(policyId: string, code: string | Uint8Array): Promise<void> {
+    const bytes = typeof code === "string" ? Buffer.from(code, "utf8") : code;
+    if (bytes.byteLength > maxPolicyCodeBytes) {
+      throw new TfeValidationError([
+        {
+          field: "code",
+          message: `is ${bytes.byteLength} bytes; the service accepts at most ${maxPolicyCodeBytes} bytes (10 MB): split the policy`,
+        },
+      ]);
+    }
+    await this.transport.send({
+      method: "PUT",
+      path: `/api/v2/policies/${pathSegment("policyId", policyId)}/upload`,
+      rawBody: bytes,
+      contentType: "application/octet-stream",
+    });
+  }
+
+  async download(policyId: string): Promise<Buffer> {
+    return this.transport.download(`/api/v2/policies/${pathSegment("policyId", policyId)}/download`);
+  }
+}
 
 /** A policy as the client returns it, camel-cased, with the service's defaults filled in. */
 export interface Policy {
@@ -41,25 +141,26 @@ export interface Policy {
   hasCode: boolean;
 }
 
-export function toPolicy(resource: PolicyResource): Policy {
-  const attributes = resource.attributes;
-  const kind: PolicyKind = attributes.kind === "opa" ? "opa" : "sentinel";
-  const enforce = attributes.enforce ?? [];
-  const policySets = resource.relationships?.["policy-sets"];
-  return {
-    id: resource.id,
-    name: attributes.name,
-    description: attributes.description ?? null,
-    kind,
-    query: attributes.query ?? null,
-    enforcementLevel: attributes["enforcement-level"] ?? enforce[0]?.mode ?? null,
-    enforce,
-    policySetCount: attributes["policy-set-count"] ?? policySets?.data?.length ?? 0,
-    updatedAt: attributes["updated-at"] ?? null,
-    organization: resource.relationships?.organization?.data?.id ?? null,
-    policySetIds: policySets ? (policySets.data ?? []).map((set) => set.id) : undefined,
-    hasCode: resource.links?.download !== undefined || attributes["updated-at"] != null,
-  };
+export interface PolicyPage {
+  items: Policy[];
+  pagination: Pagination;
+  /** Policy sets from `include=policy_sets`. */
+  included: { id: string; type: string }[];
+}
+
+export interface ListPoliciesOptions {
+  search?: string;
+  kind?: PolicyKind;
+  includePolicySets?: boolean;
+  pageNumber?: number;
+  /** 1 to 100; the service's default is 20. */
+  pageSize?: number;
+  sort?: PolicySortOrder;
+}
+
+export interface ReadPolicyOptions {
+  /** Ask for the policy's policy sets (`include=policy_sets`). */
+  includePolicySets?: boolean;
 }
 
 export interface CreatePolicyOptions {
@@ -82,49 +183,8 @@ export interface UpdatePolicyOptions {
   enforce?: { path: string; mode: string }[];
 }
 
-export interface ListPoliciesOptions {
-  search?: string;
-  kind?: PolicyKind;
-  includePolicySets?: boolean;
-  pageNumber?: number;
-  /** 1 to 100; the service's default is 20. */
-  pageSize?: number;
-  sort?: PolicySortOrder;
-}
-
-export interface PolicyPage {
-  items: Policy[];
-  pagination: Pagination;
-  /** Policy sets from `include=policy_sets`. */
-  included: { id: string; type: string }[];
-}
-
-export function createPolicyBody(options: CreatePolicyOptions): CreatePolicyRequest {
-  const attributes: CreatePolicyRequest["data"]["attributes"] = { name: options.name };
-  if (options.description !== undefined) attributes.description = options.description;
-  if (options.kind !== undefined) attributes.kind = options.kind;
-  if (options.query !== undefined) attributes.query = options.query;
-  if (options.enforcementLevel !== undefined) attributes["enforcement-level"] = options.enforcementLevel;
-  if (options.enforce !== undefined) attributes.enforce = options.enforce;
-  const body: CreatePolicyRequest = { data: { type: "policies", attributes } };
-  if (options.policySetIds && options.policySetIds.length > 0) {
-    body.data.relationships = {
-      "policy-sets": { data: options.policySetIds.map((id) => ({ id, type: "policy-sets" as const })) },
-    };
-  }
-  return body;
-}
-
-export function updatePolicyBody(options: UpdatePolicyOptions): UpdatePolicyRequest {
-  const attributes: UpdatePolicyRequest["data"]["attributes"] = {};
-  if (options.description !== undefined) attributes.description = options.description;
-  if (options.query !== undefined) attributes.query = options.query;
-  if (options.enforcementLevel !== undefined) attributes["enforcement-level"] = options.enforcementLevel;
-  if (options.enforce !== undefined) attributes.enforce = options.enforce;
-  return { data: { type: "policies", attributes } };
-}
-
-function listQuery(options: ListPoliciesOptions): Record<string, string> {
+/** The query of a list request, or a validation error naming the option. */
+function validListOptions(options: ListPoliciesOptions): Record<string, string> {
   const query: Record<string, string> = {};
   if (options.pageNumber !== undefined) {
     if (!Number.isInteger(options.pageNumber) || options.pageNumber < 1) {
@@ -157,105 +217,56 @@ function listQuery(options: ListPoliciesOptions): Record<string, string> {
   return query;
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Calls (spec 4.1-4.4, 4.9, 4.10 and the download endpoint of service-facts)
-// ---------------------------------------------------------------------------------------------------------------
-
 /** Option names for validation errors, keyed by the wire names of the request documents. */
 const policyFieldNames = {
   "enforcement-level": "enforcementLevel",
   "data.relationships.policy-sets.data": "policySetIds",
 };
 
-export class PoliciesApi {
-  constructor(private readonly transport: Transport) {}
-
-  /** Creates the policy object, without code: upload it next with {@link upload}. */
-  async create(organization: string, options: CreatePolicyOptions): Promise<Policy> {
-    const body = this.transport.validate(createPolicyRequest, createPolicyBody(options), policyFieldNames);
-    const response = await this.transport.json({
-      method: "POST",
-      path: `/api/v2/organizations/${pathSegment("organization", organization)}/policies`,
-      body,
-      schema: policyDocument,
-    });
-    return toPolicy(response.data);
-  }
-
-  async read(policyId: string, options: { includePolicySets?: boolean } = {}): Promise<Policy> {
-    const response = await this.transport.json({
-      method: "GET",
-      path: `/api/v2/policies/${pathSegment("policyId", policyId)}`,
-      query: options.includePolicySets ? { include: "policy_sets" } : undefined,
-      schema: policyDocument,
-    });
-    return toPolicy(response.data);
-  }
-
-  /** Sends only the attributes given; `description: null` clears the description. */
-  async update(policyId: string, options: UpdatePolicyOptions): Promise<Policy> {
-    const body = this.transport.validate(updatePolicyRequest, updatePolicyBody(options), policyFieldNames);
-    const response = await this.transport.json({
-      method: "PATCH",
-      path: `/api/v2/policies/${pathSegment("policyId", policyId)}`,
-      body,
-      schema: policyDocument,
-    });
-    return toPolicy(response.data);
-  }
-
-  async delete(policyId: string): Promise<void> {
-    await this.transport.send({ method: "DELETE", path: `/api/v2/policies/${pathSegment("policyId", policyId)}` });
-  }
-
-  /** Uploads the policy's code (raw bytes, at most 10 MB). */
-  async upload(policyId: string, code: string | Uint8Array): Promise<void> {
-    const bytes = typeof code === "string" ? Buffer.from(code, "utf8") : code;
-    if (bytes.byteLength > maxPolicyCodeBytes) {
-      throw new TfeValidationError([
-        {
-          field: "code",
-          message: `is ${bytes.byteLength} bytes; the service accepts at most ${maxPolicyCodeBytes} bytes (10 MB): split the policy`,
-        },
-      ]);
-    }
-    await this.transport.send({
-      method: "PUT",
-      path: `/api/v2/policies/${pathSegment("policyId", policyId)}/upload`,
-      rawBody: bytes,
-      contentType: "application/octet-stream",
-    });
-  }
-
-  /** Downloads the policy's code, following the redirect to the temporary URL without the token. */
-  async download(policyId: string): Promise<Buffer> {
-    return this.transport.download(`/api/v2/policies/${pathSegment("policyId", policyId)}/download`);
-  }
-
-  /** One page of an organization's policies. */
-  async list(organization: string, options: ListPoliciesOptions = {}): Promise<PolicyPage> {
-    const response = await this.transport.json({
-      method: "GET",
-      path: `/api/v2/organizations/${pathSegment("organization", organization)}/policies`,
-      query: listQuery(options),
-      schema: policyListDocument,
-    });
-    return {
-      items: response.data.map(toPolicy),
-      pagination: toPagination(response.meta?.pagination, response.data.length),
-      included: (response.included ?? []).map(({ id, type }) => ({ id, type })),
+/** The create document, checked against the contract before anything is sent. */
+function validCreateOptions(options: CreatePolicyOptions): CreatePolicyRequest {
+  const attributes: CreatePolicyRequest["data"]["attributes"] = { name: options.name };
+  if (options.description !== undefined) attributes.description = options.description;
+  if (options.kind !== undefined) attributes.kind = options.kind;
+  if (options.query !== undefined) attributes.query = options.query;
+  if (options.enforcementLevel !== undefined) attributes["enforcement-level"] = options.enforcementLevel;
+  if (options.enforce !== undefined) attributes.enforce = options.enforce;
+  const body: CreatePolicyRequest = { data: { type: "policies", attributes } };
+  if (options.policySetIds && options.policySetIds.length > 0) {
+    body.data.relationships = {
+      "policy-sets": { data: options.policySetIds.map((id) => ({ id, type: "policy-sets" as const })) },
     };
   }
+  return validRequest(createPolicyRequest, body, policyFieldNames);
+}
 
-  /** Every policy of an organization, page after page, following `next-page` to the end. */
-  async *listAll(organization: string, options: Omit<ListPoliciesOptions, "pageNumber"> = {}): AsyncGenerator<Policy> {
-    let pageNumber: number | null = 1;
-    while (pageNumber !== null) {
-      const page: PolicyPage = await this.list(organization, { pageSize: maxPageSize, ...options, pageNumber });
-      yield* page.items;
-      const next = page.pagination.nextPage;
-      // A next-page that does not move forward (a misbehaving proxy or server) would otherwise loop forever.
-      pageNumber = next !== null && next > pageNumber ? next : null;
-    }
-  }
+/** The update document, checked against the contract before anything is sent. */
+function validUpdateOptions(options: UpdatePolicyOptions): UpdatePolicyRequest {
+  const attributes: UpdatePolicyRequest["data"]["attributes"] = {};
+  if (options.description !== undefined) attributes.description = options.description;
+  if (options.query !== undefined) attributes.query = options.query;
+  if (options.enforcementLevel !== undefined) attributes["enforcement-level"] = options.enforcementLevel;
+  if (options.enforce !== undefined) attributes.enforce = options.enforce;
+  return validRequest(updatePolicyRequest, { data: { type: "policies", attributes } }, policyFieldNames);
+}
+
+function toPolicy(resource: LenientPolicyResource): Policy {
+  const attributes = resource.attributes;
+  const kind: PolicyKind = attributes.kind === "opa" ? "opa" : "sentinel";
+  const enforce = attributes.enforce ?? [];
+  const policySets = resource.relationships?.["policy-sets"];
+  return {
+    id: resource.id,
+    name: attributes.name,
+    description: attributes.description ?? null,
+    kind,
+    query: attributes.query ?? null,
+    enforcementLevel: attributes["enforcement-level"] ?? enforce[0]?.mode ?? null,
+    enforce,
+    policySetCount: attributes["policy-set-count"] ?? policySets?.data?.length ?? 0,
+    updatedAt: attributes["updated-at"] ?? null,
+    organization: resource.relationships?.organization?.data?.id ?? null,
+    policySetIds: policySets ? (policySets.data ?? []).map((set) => set.id) : undefined,
+    hasCode: resource.links?.download !== undefined || attributes["updated-at"] != null,
+  };
 }

@@ -3,9 +3,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import tls from "node:tls";
 import { Agent, type Dispatcher } from "undici";
 import type { z } from "zod";
-import { type JsonApiErrorObject, jsonApiErrorDocument, jsonApiMediaType } from "../contract/jsonapi";
-import { registryErrorDocument } from "../contract/registry";
-import { type FieldProblem, summarizeText, TfeApiError, TfeConnectionError, TfeValidationError } from "./errors";
+import { jsonApiMediaType, type LenientJsonApiErrorObject, lenientJsonApiErrorDocument } from "../contract/jsonapi";
+import { lenientRegistryErrorDocument } from "../contract/registry";
+import { summarizeText, TfeApiError, TfeConnectionError } from "./errors";
 import type { RateLimiter } from "./rate-limiter";
 
 export interface RetryPolicy {
@@ -116,13 +116,6 @@ export class Transport {
     // A `ca` replaces Node's trusted certificates: keep them (with NODE_EXTRA_CA_CERTS) and add the given ones.
     const ca = rest.caCertificate ? { ca: [...defaultCertificates(), rest.caCertificate] } : {};
     this.#agent = new Agent({ keepAliveTimeout: 30_000, connections: 16, connect: { timeout: rest.timeoutMs, ...ca } });
-  }
-
-  /** Parses a request document strictly, turning zod issues into errors that name the field and the fix. */
-  validate<S extends z.ZodType>(schema: S, value: unknown, fieldNames: Record<string, string> = {}): z.output<S> {
-    const result = schema.safeParse(value);
-    if (result.success) return result.data;
-    throw new TfeValidationError(result.error.issues.map((issue) => issueToProblem(issue, fieldNames)));
   }
 
   /** Sends a request and parses the JSON response with `schema` (lenient: unknown members are dropped). */
@@ -296,12 +289,12 @@ export class Transport {
     payload: Uint8Array | undefined,
   ): TfeApiError {
     const rawBody = this.redact(response.body.toString("utf8"));
-    let errors: JsonApiErrorObject[] = [];
+    let errors: LenientJsonApiErrorObject[] = [];
     let unparsed: string | undefined = rawBody;
     try {
       const json: unknown = JSON.parse(rawBody);
-      const jsonApi = jsonApiErrorDocument.safeParse(json);
-      const registry = registryErrorDocument.safeParse(json);
+      const jsonApi = lenientJsonApiErrorDocument.safeParse(json);
+      const registry = lenientRegistryErrorDocument.safeParse(json);
       if (jsonApi.success) {
         errors = jsonApi.data.errors;
         unparsed = undefined;
@@ -379,19 +372,4 @@ function describeConnectionError(error: unknown, origin: string, timeoutMs: numb
   if (code === "ECONNREFUSED") return `${origin} refused the connection: is the address right and the service up?`;
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return `cannot resolve the host of ${origin}`;
   return `connection to ${origin} failed: ${error instanceof Error ? error.message : String(error)}`;
-}
-
-/** `fieldNames` maps wire names (after `attributes`) to the caller's names, so errors name what the caller wrote. */
-function issueToProblem(issue: z.core.$ZodIssue, fieldNames: Record<string, string>): FieldProblem {
-  const path = issue.path.map(String);
-  const attributeIndex = path.lastIndexOf("attributes");
-  const wire = (attributeIndex >= 0 && path.length > attributeIndex + 1 ? path.slice(attributeIndex + 1) : path).join(
-    ".",
-  );
-  const prefix = Object.keys(fieldNames).find((name) => wire === name || wire.startsWith(`${name}.`));
-  const field = (prefix === undefined ? wire : fieldNames[prefix] + wire.slice(prefix.length)) || "(document)";
-  if (issue.code === "unrecognized_keys") {
-    return { field, message: `has unknown keys ${issue.keys.join(", ")}: remove them` };
-  }
-  return { field, message: issue.message };
 }

@@ -29,23 +29,50 @@ export const moduleVersionDeprecationRequest = z.strictObject({
 });
 export type ModuleVersionDeprecationRequest = z.infer<typeof moduleVersionDeprecationRequest>;
 
-/** A `deprecations` record in `included`. */
-export const deprecationRecord = z.object({
+const deprecationIdentifier = z.strictObject({ id: z.string().min(1), type: z.literal("deprecations") });
+
+/** A `deprecations` record in `included`: the reason as the service holds it, with the text it appends. */
+export const deprecationRecord = z.strictObject({
+  id: z.string().min(1),
+  type: z.literal("deprecations"),
+  attributes: z.strictObject({ reason: z.string().min(1), link: z.string().nullable() }),
+});
+
+/** Response to a deprecate PATCH (spec 4.5): no attributes, no links; the record in `included`. */
+export const deprecateResponseDocument = z.strictObject({
+  data: z.strictObject({
+    id: z.string().min(1),
+    type: z.literal("module-versions"),
+    relationships: z.strictObject({ deprecation: z.strictObject({ data: deprecationIdentifier }) }),
+  }),
+  included: z.tuple([deprecationRecord]),
+});
+
+/** Response to a revert PATCH (spec 4.6): `{data: {type, id}}` and nothing else. */
+export const undeprecateResponseDocument = z.strictObject({
+  data: z.strictObject({ id: z.string().min(1), type: z.literal("module-versions") }),
+});
+
+/** Response to either PATCH: the route is the same, the body tells them apart. */
+export const moduleVersionDocument = z.union([deprecateResponseDocument, undeprecateResponseDocument]);
+export type DeprecateResponseDocument = z.infer<typeof deprecateResponseDocument>;
+export type UndeprecateResponseDocument = z.infer<typeof undeprecateResponseDocument>;
+
+/** A `deprecations` record as the client accepts it. */
+export const lenientDeprecationRecord = z.object({
   id: z.string(),
   type: z.literal("deprecations"),
   attributes: z.object({ reason: z.string().nullish(), link: z.string().nullish() }).optional(),
 });
+export type LenientDeprecationRecord = z.infer<typeof lenientDeprecationRecord>;
 
-/**
- * Response to either PATCH. The deprecate response has `relationships.deprecation` and `included`; the revert
- * response is `{data: {type, id}}` only; neither has attributes or links.
- */
-export const moduleVersionDocument = z.object({
+/** Response to either PATCH as the client accepts it. */
+export const lenientModuleVersionDocument = z.object({
   data: z.object({
     id: z.string(),
     type: z.literal("module-versions"),
     relationships: z.object({ deprecation: z.object({ data: resourceIdentifier.nullish() }).optional() }).optional(),
   }),
-  included: z.array(z.union([deprecationRecord, z.object({ id: z.string(), type: z.string() })])).optional(),
+  included: z.array(z.union([lenientDeprecationRecord, z.object({ id: z.string(), type: z.string() })])).optional(),
 });
 export type DeprecationRecord = z.infer<typeof deprecationRecord>;

@@ -1,7 +1,13 @@
 // The policies resource on the wire (spec 2.1, 4.1-4.4, 4.9, 4.10): vocabulary, rules and documents, shared by
 // the client, the local server and its OpenAPI document.
 import { z } from "zod";
-import { paginationLinks, paginationMeta, resourceIdentifier } from "./jsonapi";
+import {
+  lenientPaginationLinks,
+  lenientPaginationMeta,
+  paginationLinks,
+  paginationMeta,
+  resourceIdentifier,
+} from "./jsonapi";
 import { maxNameLength } from "./limits";
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -170,8 +176,83 @@ export const updatePolicyRequest = z
   .superRefine((document, ctx) => addRuleViolations(document.data.attributes, ctx, false, undefined));
 export type UpdatePolicyRequest = z.infer<typeof updatePolicyRequest>;
 
-/** One policy resource as the service sends it: lenient, see service-facts. */
-export const policyResource = z.object({
+const organizationIdentifier = z.strictObject({ id: z.string().min(1), type: z.literal("organizations") });
+
+/** One policy resource as the contract describes it (spec 2.1 and service-facts): what the local server sends. */
+export const policyResource = z
+  .strictObject({
+    id: z.string().min(1),
+    type: z.literal("policies"),
+    attributes: z.strictObject({
+      name: z.string().regex(policyNamePattern),
+      description: z.string().nullable(),
+      kind: z.enum(policyKinds),
+      /** Present on opa policies only. */
+      query: z.string().min(1).optional(),
+      "enforcement-level": z.enum(enforcementLevels),
+      /** Empty until code has been uploaded; then the one entry for the policy's file. */
+      enforce: z.array(z.strictObject({ path: z.string().min(1), mode: z.enum(enforcementLevels) })).max(1),
+      "policy-set-count": z.number().int().nonnegative(),
+      /** Null until the first upload. */
+      "updated-at": z.iso.datetime().nullable(),
+    }),
+    relationships: z.strictObject({
+      organization: z.strictObject({ data: organizationIdentifier }),
+      /** Left out when the policy is in no policy set. */
+      "policy-sets": z.strictObject({ data: z.array(policySetIdentifier).min(1) }).optional(),
+    }),
+    links: z.strictObject({
+      self: z.string().min(1),
+      upload: z.string().min(1),
+      /** Present once the policy has code. */
+      download: z.string().min(1).optional(),
+    }),
+  })
+  .superRefine(({ attributes }, ctx) => {
+    const entry = attributes.enforce[0];
+    for (const violation of policyRuleViolations({
+      kind: attributes.kind,
+      query: attributes.query,
+      enforcementLevel: attributes["enforcement-level"],
+      enforce: entry ? [entry] : undefined,
+      isCreate: true,
+    })) {
+      ctx.addIssue({ code: "custom", path: ["attributes", violation.attribute], message: violation.message });
+    }
+    if (entry && entry.path !== enforcePath(attributes.name, attributes.kind)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["attributes", "enforce", 0, "path"],
+        message: `must be ${enforcePath(attributes.name, attributes.kind)}, the policy's own file`,
+      });
+    }
+  });
+export type PolicyResource = z.infer<typeof policyResource>;
+
+/** A policy set in `included`: the spec shows only its identity. */
+export const includedPolicySet = z.strictObject({
+  id: z.string().min(1),
+  type: z.literal("policy-sets"),
+  attributes: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** Response to create, show and update (spec 4.1, 4.2, 4.4). */
+export const policyDocument = z.strictObject({
+  data: policyResource,
+  included: z.array(includedPolicySet).optional(),
+});
+/** Response to list (spec 4.9). */
+export const policyListDocument = z.strictObject({
+  data: z.array(policyResource),
+  included: z.array(includedPolicySet).optional(),
+  meta: z.strictObject({ pagination: paginationMeta }),
+  links: paginationLinks,
+});
+export type PolicyDocument = z.infer<typeof policyDocument>;
+export type PolicyListDocument = z.infer<typeof policyListDocument>;
+
+/** One policy resource as the client accepts it: lenient, because the service varies (service-facts). */
+export const lenientPolicyResource = z.object({
   id: z.string(),
   type: z.literal("policies"),
   attributes: z.object({
@@ -192,19 +273,21 @@ export const policyResource = z.object({
     .optional(),
   links: z.object({ self: z.string(), upload: z.string(), download: z.string() }).partial().optional(),
 });
-export type PolicyResource = z.infer<typeof policyResource>;
+export type LenientPolicyResource = z.infer<typeof lenientPolicyResource>;
 
-/** A policy-set record in `included`; the spec shows only its identity. */
-export const includedResource = z.object({
+const lenientIncludedResource = z.object({
   id: z.string(),
   type: z.string(),
   attributes: z.record(z.string(), z.unknown()).optional(),
 });
 
-export const policyDocument = z.object({ data: policyResource, included: z.array(includedResource).optional() });
-export const policyListDocument = z.object({
-  data: z.array(policyResource),
-  included: z.array(includedResource).optional(),
-  meta: z.object({ pagination: paginationMeta.optional() }).passthrough().optional(),
-  links: paginationLinks.optional(),
+export const lenientPolicyDocument = z.object({
+  data: lenientPolicyResource,
+  included: z.array(lenientIncludedResource).optional(),
+});
+export const lenientPolicyListDocument = z.object({
+  data: z.array(lenientPolicyResource),
+  included: z.array(lenientIncludedResource).optional(),
+  meta: z.object({ pagination: lenientPaginationMeta.optional() }).passthrough().optional(),
+  links: lenientPaginationLinks.optional(),
 });

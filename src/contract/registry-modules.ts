@@ -26,11 +26,11 @@ export const createModuleVersionRequest = z.object({
     }),
   }),
 });
-export const registryModuleDocument = z.object({
-  data: z.object({
+export const registryModuleDocument = z.strictObject({
+  data: z.strictObject({
     id: z.string(),
     type: z.literal("registry-modules"),
-    attributes: z.object({
+    attributes: z.strictObject({
       name: z.string(),
       namespace: z.string(),
       provider: z.string(),
@@ -38,15 +38,17 @@ export const registryModuleDocument = z.object({
       status: z.string(),
       "created-at": z.string(),
     }),
-    relationships: z.object({
-      organization: z.object({ data: z.object({ id: z.string(), type: z.literal("organizations") }) }),
+    relationships: z.strictObject({
+      organization: z.strictObject({ data: z.strictObject({ id: z.string(), type: z.literal("organizations") }) }),
     }),
   }),
 });
-export const registryModuleVersionDocument = z.object({
-  data: z.object({
+export const registryModuleVersionDocument = z.strictObject({
+  data: z.strictObject({
     id: z.string(),
     type: z.literal("registry-module-versions"),
-    attributes: z.object({ version: z.string(), status: z.string(), source: z.string() }),
+    attributes: z.strictObject({ version: z.string(), status: z.string(), source: z.string() }),
   }),
 });
+export type RegistryModuleDocument = z.infer<typeof registryModuleDocument>;
+export type RegistryModuleVersionDocument = z.infer<typeof registryModuleVersionDocument>;

@@ -1,6 +1,6 @@
 import { randomInt } from "node:crypto";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import type { PolicyKind } from "../contract/policies";
+import type { EnforcementLevel, PolicyKind, PolicySortOrder } from "../contract/policies";
 
 export interface TokenRecord {
   token: string;
@@ -27,7 +27,7 @@ export interface PolicyRecord {
   description: string | null;
   kind: PolicyKind;
   query: string | null;
-  enforcementLevel: string;
+  enforcementLevel: EnforcementLevel;
   hasCode: boolean;
   updatedAt: string | null;
   policySetIds: string[];
@@ -38,14 +38,14 @@ export type NewPolicy = Omit<PolicyRecord, "id" | "hasCode" | "updatedAt">;
 export interface PolicyChanges {
   description?: string | null;
   query?: string;
-  enforcementLevel?: string;
+  enforcementLevel?: EnforcementLevel;
 }
 
 export interface PolicyListQuery {
   organization: string;
   search?: string | undefined;
   kind?: PolicyKind | undefined;
-  sort: "name" | "-name" | "updated-at" | "-updated-at" | undefined;
+  sort: PolicySortOrder | undefined;
   limit: number;
   offset: number;
 }
@@ -383,7 +383,7 @@ export class Storage {
       description: row.description === null ? null : String(row.description),
       kind: row.kind === "opa" ? "opa" : "sentinel",
       query: row.query === null ? null : String(row.query),
-      enforcementLevel: String(row.enforcement_level),
+      enforcementLevel: String(row.enforcement_level) as EnforcementLevel,
       hasCode: row.has_code === 1,
       updatedAt: row.updated_at === null ? null : String(row.updated_at),
       policySetIds: this.all(

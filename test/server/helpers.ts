@@ -1,4 +1,5 @@
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server";
+import { checkContract } from "./contract";
 
 export const organization = "acme";
 export const otherOrganization = "globex";
@@ -62,6 +63,7 @@ export async function call(
   } catch {
     parsed = undefined;
   }
+  if (response.headers.get("content-type")?.includes("json")) checkContract(method, path, response.status, parsed);
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
 

@@ -1,9 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { jsonApiMediaType } from "../../contract/jsonapi";
-import { moduleVersionDeprecationRequest, moduleVersionDocument } from "../../contract/module-versions";
+import {
+  type DeprecateResponseDocument,
+  moduleVersionDeprecationRequest,
+  moduleVersionDocument,
+  type UndeprecateResponseDocument,
+} from "../../contract/module-versions";
 import {
   createModuleVersionRequest,
   createRegistryModuleRequest,
+  type RegistryModuleDocument,
+  type RegistryModuleVersionDocument,
   registryModuleDocument,
   registryModuleVersionDocument,
 } from "../../contract/registry-modules";
@@ -64,7 +71,7 @@ export function registerModuleVersionRoutes(app: FastifyInstance, { storage }: A
             },
             relationships: { organization: { data: { id: organization, type: "organizations" } } },
           },
-        });
+        } satisfies RegistryModuleDocument);
     },
   );
 
@@ -91,7 +98,7 @@ export function registerModuleVersionRoutes(app: FastifyInstance, { storage }: A
             type: "registry-module-versions",
             attributes: { version, status: "ok", source: "tfe-api" },
           },
-        });
+        } satisfies RegistryModuleVersionDocument);
     },
   );
 
@@ -114,7 +121,7 @@ export function registerModuleVersionRoutes(app: FastifyInstance, { storage }: A
       reply.type(jsonApiMediaType);
       if (deprecation["deprecated-status"] === "Undeprecated") {
         storage.undeprecate(version.id);
-        return reply.send({ data: { type: "module-versions", id } });
+        return reply.send({ data: { type: "module-versions", id } } satisfies UndeprecateResponseDocument);
       }
       const record = storage.deprecate(
         version.id,
@@ -131,7 +138,7 @@ export function registerModuleVersionRoutes(app: FastifyInstance, { storage }: A
         included: [
           { id: deprecationId, type: "deprecations", attributes: { link: record.link, reason: record.reason } },
         ],
-      });
+      } satisfies DeprecateResponseDocument);
     },
   );
 }

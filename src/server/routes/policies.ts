@@ -1,11 +1,14 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { jsonApiMediaType } from "../../contract/jsonapi";
 import {
   createPolicyRequest,
   defaultPageSize,
+  type EnforcementLevel,
   enforcePath,
   maxPageSize,
+  type PolicyDocument,
   type PolicyKind,
+  type PolicyListDocument,
   type PolicyResource,
   policyDocument,
   policyKinds,
@@ -29,15 +32,16 @@ type Query = Record<string, string | undefined>;
  * an entry whose path is not the policy's own file falls back to the kind's default (spec 2.1).
  */
 function requestedLevel(
-  level: string | undefined,
+  level: EnforcementLevel | undefined,
   enforce: readonly { path: string; mode: string }[] | undefined,
   name: string,
   kind: PolicyKind,
-): string | undefined {
+): EnforcementLevel | undefined {
   if (level !== undefined) return level;
   const entry = enforce?.[0];
   if (!entry) return undefined;
-  if (entry.path === enforcePath(name, kind)) return entry.mode;
+  // The request's rules have checked that the mode is a level of the kind.
+  if (entry.path === enforcePath(name, kind)) return entry.mode as EnforcementLevel;
   return kind === "sentinel" ? "hard-mandatory" : "advisory";
 }
 
@@ -59,7 +63,7 @@ function policyResource(policy: PolicyRecord): PolicyResource {
     relationships: { organization: { data: { id: policy.organization, type: "organizations" } } },
     links: { self, upload: `${self}/upload`, ...(policy.hasCode ? { download: `${self}/download` } : {}) },
   };
-  if (policy.kind === "opa") resource.attributes.query = policy.query;
+  if (policy.kind === "opa" && policy.query !== null) resource.attributes.query = policy.query;
   if (policy.policySetIds.length > 0) {
     resource.relationships!["policy-sets"] = {
       data: policy.policySetIds.map((id) => ({ id, type: "policy-sets" })),
@@ -98,7 +102,9 @@ function includesPolicySets(query: Query): boolean {
 
 function includedPolicySets(storage: Storage, policies: readonly PolicyRecord[]) {
   const ids = [...new Set(policies.flatMap((policy) => policy.policySetIds))];
-  return storage.policySets(ids).map((set) => ({ id: set.id, type: "policy-sets", attributes: { name: set.name } }));
+  return storage
+    .policySets(ids)
+    .map((set) => ({ id: set.id, type: "policy-sets" as const, attributes: { name: set.name } }));
 }
 
 function positiveInteger(query: Query, parameter: string, fallback: number): number {
@@ -118,7 +124,8 @@ function oneOf<T extends string>(query: Query, parameter: string, allowed: reado
   return value as T;
 }
 
-const send = <T>(reply: { type(mediaType: string): { send(body: T): unknown } }, body: T) =>
+/** Typed by the contract's documents, so the compiler holds every response to them. */
+const send = (reply: FastifyReply, body: PolicyDocument | PolicyListDocument) =>
   reply.type(jsonApiMediaType).send(body);
 
 export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, downloadOrigin }: AppContext): void {
@@ -208,8 +215,7 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
       const totalPages = Math.max(1, Math.ceil(totalCount / pageSize));
       const prevPage = pageNumber > 1 ? pageNumber - 1 : null;
       const nextPage = pageNumber < totalPages ? pageNumber + 1 : null;
-      const pageLink = (page: number | null) => {
-        if (page === null) return null;
+      const pageLink = (page: number) => {
         const parameters = new URLSearchParams();
         for (const [name, value] of Object.entries(query)) if (value !== undefined) parameters.set(name, value);
         parameters.set("page[number]", String(page));
@@ -222,8 +228,8 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
         links: {
           self: pageLink(pageNumber),
           first: pageLink(1),
-          prev: pageLink(prevPage),
-          next: pageLink(nextPage),
+          prev: prevPage === null ? null : pageLink(prevPage),
+          next: nextPage === null ? null : pageLink(nextPage),
           last: pageLink(totalPages),
         },
         meta: {

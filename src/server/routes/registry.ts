@@ -1,5 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { registryModuleVersion, registryModuleVersions } from "../../contract/registry";
+import {
+  type RegistryModuleVersionRecord,
+  type RegistryModuleVersionsDocument,
+  registryModuleVersion,
+  registryModuleVersions,
+} from "../../contract/registry";
 import { authorize } from "../auth";
 import type { AppContext } from "../context";
 import { notFound } from "../errors";
@@ -8,7 +13,7 @@ import type { ModuleVersionRecord, Storage } from "../storage";
 
 type ModuleParams = { Params: { namespace: string; name: string; provider: string } };
 
-function deprecationOf(version: ModuleVersionRecord) {
+function deprecationOf(version: ModuleVersionRecord): RegistryModuleVersionRecord["deprecation"] {
   return version.deprecation && { reason: version.deprecation.reason, link: version.deprecation.link };
 }
 
@@ -38,7 +43,7 @@ export function registerRegistryRoutes(app: FastifyInstance, { storage }: AppCon
       }));
       return reply.type("application/json").send({
         modules: [{ source: `${module.organization}/${module.name}/${module.provider}`, versions }],
-      });
+      } satisfies RegistryModuleVersionsDocument);
     },
   );
 
@@ -67,7 +72,7 @@ export function registerRegistryRoutes(app: FastifyInstance, { storage }: AppCon
         providers: [provider],
         versions: storage.moduleVersions(module.id).map((entry) => entry.version),
         deprecation: deprecationOf(version),
-      });
+      } satisfies RegistryModuleVersionRecord);
     },
   );
 }

@@ -1,0 +1,62 @@
+import type { z } from "zod";
+import { serviceDiscoveryDocument } from "../../src/contract/discovery";
+import { jsonApiErrorDocument } from "../../src/contract/jsonapi";
+import { moduleVersionDocument } from "../../src/contract/module-versions";
+import { policyDocument, policyListDocument } from "../../src/contract/policies";
+import { registryErrorDocument, registryModuleVersion, registryModuleVersions } from "../../src/contract/registry";
+import { registryModuleDocument, registryModuleVersionDocument } from "../../src/contract/registry-modules";
+
+const segment = "[^/?]+";
+const modules = `/api/v2/organizations/${segment}/registry-modules`;
+
+/** The strict document of each successful JSON answer, by method and path (query string aside). */
+const successDocuments: { method: string; path: RegExp; document: z.ZodType }[] = [
+  { method: "GET", path: /^\/\.well-known\/terraform\.json$/, document: serviceDiscoveryDocument },
+  { method: "POST", path: new RegExp(`^/api/v2/organizations/${segment}/policies$`), document: policyDocument },
+  { method: "GET", path: new RegExp(`^/api/v2/organizations/${segment}/policies$`), document: policyListDocument },
+  { method: "GET", path: new RegExp(`^/api/v2/policies/${segment}$`), document: policyDocument },
+  { method: "PATCH", path: new RegExp(`^/api/v2/policies/${segment}$`), document: policyDocument },
+  { method: "POST", path: new RegExp(`^${modules}$`), document: registryModuleDocument },
+  {
+    method: "POST",
+    path: new RegExp(`^${modules}/private/${segment}/${segment}/${segment}/versions$`),
+    document: registryModuleVersionDocument,
+  },
+  {
+    method: "PATCH",
+    path: new RegExp(`^${modules}/private/${segment}/${segment}/${segment}/${segment}$`),
+    document: moduleVersionDocument,
+  },
+  {
+    method: "GET",
+    path: new RegExp(`^/api/registry/v1/modules/${segment}/${segment}/${segment}/versions$`),
+    document: registryModuleVersions,
+  },
+  {
+    method: "GET",
+    path: new RegExp(`^/api/registry/v1/modules/${segment}/${segment}/${segment}/${segment}$`),
+    document: registryModuleVersion,
+  },
+];
+
+/** The document an answer must match, or undefined for answers without a JSON document (204, 302, bytes). */
+export function contractDocument(method: string, path: string, status: number): z.ZodType | undefined {
+  const pathOnly = path.split("?")[0] as string;
+  if (status >= 400) return pathOnly.startsWith("/api/registry/") ? registryErrorDocument : jsonApiErrorDocument;
+  if (status < 200 || status >= 300) return undefined;
+  return successDocuments.find((entry) => entry.method === method && entry.path.test(pathOnly))?.document;
+}
+
+/**
+ * Holds an answer of the local server to the contract's strict documents: the server is the contract's reference,
+ * so a member it leaves out, adds, or sends null where the contract says otherwise fails the test that met it.
+ */
+export function checkContract(method: string, path: string, status: number, body: unknown): void {
+  const document = contractDocument(method, path, status);
+  if (!document) return;
+  const result = document.safeParse(body);
+  if (!result.success) {
+    const issues = result.error.issues.map((issue) => `${issue.path.join(".") || "(document)"}: ${issue.message}`);
+    throw new Error(`${method} ${path} answered ${status} off the contract: ${issues.join("; ")}`);
+  }
+}
