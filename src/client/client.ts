@@ -1,6 +1,5 @@
 import { X509Certificate } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { libraryVersion } from "../package-version";
 import {
   type ClientConfigInputs,
   type ClientTuning,
@@ -16,9 +15,7 @@ import { sharedRateLimiter } from "./rate-limiter";
 import { RegistryApi } from "./registry";
 import { defaultRetryPolicy, Transport } from "./transport";
 
-export const libraryVersion: string = JSON.parse(
-  readFileSync(join(__dirname, "..", "..", "package.json"), "utf8"),
-).version;
+export { libraryVersion };
 
 export interface TfeClientOptions extends ClientTuning {
   /** Base URL of the service; default `https://app.terraform.io`. */

@@ -1,5 +1,5 @@
 import { version as pulumiVersion } from "@pulumi/pulumi/version";
-import { libraryVersion } from "../client/client";
+import { libraryVersion } from "../package-version";
 import type { ImportedDeprecation, ImportSource } from "./model";
 import type { UsablePolicy } from "./plan";
 

@@ -49,6 +49,12 @@ export function notFound(): ApiError {
 
 // Schema-level messages (e.g. "is required: say why ...") win over these; these replace zod's generic wording
 // for the plain type and value checks.
+/** A whole settings document that failed its schema (a seed, fault rules): every issue, at its path. */
+export function invalidDocument(what: string, error: z.ZodError): Error {
+  const problems = error.issues.map((issue) => `${issue.path.join(".") || "(root)"} ${issue.message}`);
+  return new Error(`${what} is invalid: ${problems.join("; ")}`);
+}
+
 export const issueMessages: z.core.$ZodErrorMap = (issue) => {
   if (issue.input === undefined) return "is required";
   if (issue.code === "invalid_type") return `must be a ${issue.expected}, not ${describeValue(issue.input)}`;

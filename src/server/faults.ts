@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { issueMessages } from "./errors";
+import { invalidDocument, issueMessages } from "./errors";
 
 const faultRule = z
   .strictObject({
@@ -66,10 +66,7 @@ export class FaultInjector {
 
   replace(plan: FaultPlan): void {
     const result = faultPlanSchema.safeParse(plan, { error: issueMessages });
-    if (!result.success) {
-      const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "(root)"} ${issue.message}`);
-      throw new Error(`faults are invalid: ${problems.join("; ")}`);
-    }
+    if (!result.success) throw invalidDocument("faults", result.error);
     const { seed, rules } = Array.isArray(result.data) ? { seed: 1, rules: result.data } : result.data;
     this.rules = rules.map((rule) => ({ ...rule, hits: 0 }));
     this.random = seededRandom(seed);

@@ -1,7 +1,6 @@
 import "../node-version";
-import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+import { libraryVersion } from "../package-version";
 import { buildApp, defaultBodyTimeoutMs } from "./app";
 import type { UploadMetrics } from "./context";
 import { buildDownloadOrigin, defaultDownloadHost, UrlSigner } from "./download-origin";
@@ -76,13 +75,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8")) as {
-    version: string;
-  };
-  return manifest.version;
-}
-
 /** Starts the API and its download origin; resolves once both listen. */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const host = options.host ?? "127.0.0.1";
@@ -113,7 +105,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     uploadMetrics,
     uploadBufferBudgetBytes: options.uploadBufferBudgetBytes ?? defaultUploadBufferBudgetBytes,
     bodyTimeoutMs: options.bodyTimeoutMs ?? defaultBodyTimeoutMs,
-    version: packageVersion(),
+    version: libraryVersion,
     tls,
   });
   const downloads = buildDownloadOrigin(storage, signer, log, tls);

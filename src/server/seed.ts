@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { issueMessages } from "./errors";
+import { invalidDocument, issueMessages } from "./errors";
 import type { Storage } from "./storage";
 
 const name = z.string().min(1);
@@ -40,10 +40,7 @@ export function loadSeed(seed: Seed | string): z.output<typeof seedSchema> {
     }
   }
   const result = seedSchema.safeParse(document, { error: issueMessages });
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "(root)"} ${issue.message}`);
-    throw new Error(`${source} is invalid: ${problems.join("; ")}`);
-  }
+  if (!result.success) throw invalidDocument(source, result.error);
   return result.data;
 }
 
