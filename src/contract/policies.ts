@@ -38,6 +38,19 @@ export function enforcePath(name: string, kind: PolicyKind): string {
   return `${name}.${kind === "opa" ? "rego" : "sentinel"}`;
 }
 
+/** A broken rule, naming the property as programs and the client's options do (camelCase). */
+export interface PolicyRuleViolation {
+  property: "enforcementLevel" | "query" | "enforce";
+  message: string;
+}
+
+/** The one mapping from the rules' property names to the wire's attribute names (JSON pointers, error sources). */
+export const wireAttribute: Record<PolicyRuleViolation["property"], string> = {
+  enforcementLevel: "enforcement-level",
+  query: "query",
+  enforce: "enforce",
+};
+
 /**
  * Checks the rules that tie a policy's attributes together (spec 2.1, 4.1): the level is valid for the kind,
  * `query` goes with `opa` only and is required there, and the deprecated `enforce` agrees with `enforcement-level`.
@@ -53,47 +66,47 @@ export function policyRuleViolations(policy: {
   isCreate: boolean;
   /** What the user wrote for the level, where a message names it: `enforcementLevel` in a Pulumi program. */
   levelName?: string;
-}): { attribute: string; message: string }[] {
-  const levelName = policy.levelName ?? "enforcement-level";
-  const violations: { attribute: string; message: string }[] = [];
+}): PolicyRuleViolation[] {
+  const levelName = policy.levelName ?? wireAttribute.enforcementLevel;
+  const violations: PolicyRuleViolation[] = [];
   const levels: readonly string[] = policy.kind ? enforcementLevelsByKind[policy.kind] : enforcementLevels;
   const describeLevels = levels.map((level) => `"${level}"`).join(", ");
   const ofKind = policy.kind ? ` of ${policy.kind} policies` : "";
   if (policy.enforcementLevel !== undefined && !levels.includes(policy.enforcementLevel)) {
     violations.push({
-      attribute: "enforcement-level",
+      property: "enforcementLevel",
       message: `"${policy.enforcementLevel}" is not an enforcement level${ofKind}: use one of ${describeLevels}`,
     });
   }
   if (policy.kind === "sentinel" && policy.query !== undefined && policy.query !== null) {
-    violations.push({ attribute: "query", message: "is only valid for opa policies: remove it, or set kind to opa" });
+    violations.push({ property: "query", message: "is only valid for opa policies: remove it, or set kind to opa" });
   }
   if (policy.kind === "opa" && policy.isCreate && !policy.query) {
-    violations.push({ attribute: "query", message: 'is required for opa policies, e.g. "data.terraform.deny"' });
+    violations.push({ property: "query", message: 'is required for opa policies, e.g. "data.terraform.deny"' });
   }
   if (policy.enforce) {
     if (policy.enforce.length !== 1) {
       violations.push({
-        attribute: "enforce",
+        property: "enforce",
         message: "must hold exactly one {path, mode} entry: policies have one file",
       });
     }
     for (const entry of policy.enforce) {
       if (!levels.includes(entry.mode)) {
         violations.push({
-          attribute: "enforce",
+          property: "enforce",
           message: `mode "${entry.mode}" is not an enforcement level${ofKind}: use one of ${describeLevels}`,
         });
       } else if (policy.enforcementLevel !== undefined && entry.mode !== policy.enforcementLevel) {
         violations.push({
-          attribute: "enforce",
+          property: "enforce",
           message: `mode "${entry.mode}" contradicts ${levelName} "${policy.enforcementLevel}": set only ${levelName}`,
         });
       }
     }
   }
   if (policy.isCreate && policy.enforcementLevel === undefined && !policy.enforce) {
-    violations.push({ attribute: "enforcement-level", message: `is required: use one of ${describeLevels}` });
+    violations.push({ property: "enforcementLevel", message: `is required: use one of ${describeLevels}` });
   }
   return violations;
 }
@@ -125,7 +138,11 @@ function addRuleViolations(
     enforce: attributes.enforce,
     isCreate,
   })) {
-    ctx.addIssue({ code: "custom", path: ["data", "attributes", violation.attribute], message: violation.message });
+    ctx.addIssue({
+      code: "custom",
+      path: ["data", "attributes", wireAttribute[violation.property]],
+      message: violation.message,
+    });
   }
 }
 
@@ -217,7 +234,11 @@ export const policyResource = z
       enforce: entry ? [entry] : undefined,
       isCreate: true,
     })) {
-      ctx.addIssue({ code: "custom", path: ["attributes", violation.attribute], message: violation.message });
+      ctx.addIssue({
+        code: "custom",
+        path: ["attributes", wireAttribute[violation.property]],
+        message: violation.message,
+      });
     }
     if (entry && entry.path !== enforcePath(attributes.name, attributes.kind)) {
       ctx.addIssue({

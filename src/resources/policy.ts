@@ -164,13 +164,12 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
         isCreate: true,
         levelName: "enforcementLevel",
       })) {
-        if (violation.attribute === "enforcement-level" && news.enforcementLevel === undefined && enforceMode) {
+        if (violation.property === "enforcementLevel" && news.enforcementLevel === undefined && enforceMode) {
           // The level came from the deprecated enforce entry: name what the program wrote.
           failures.push({ property: "enforce", reason: `enforce mode ${violation.message}` });
           continue;
         }
-        const property = violation.attribute === "enforcement-level" ? "enforcementLevel" : violation.attribute;
-        failures.push({ property, reason: `${property} ${violation.message}` });
+        failures.push({ property: violation.property, reason: `${violation.property} ${violation.message}` });
       }
     }
 

@@ -16,6 +16,7 @@ import {
   policyRuleViolations,
   policySortOrders,
   updatePolicyRequest,
+  wireAttribute,
 } from "../../contract/policies";
 import { authorize } from "../auth";
 import { type AppContext, loadPolicy } from "../context";
@@ -286,7 +287,7 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
         throw new ApiError(
           422,
           violations.map((violation) =>
-            invalidAttribute(["data", "attributes", violation.attribute], violation.message),
+            invalidAttribute(["data", "attributes", wireAttribute[violation.property]], violation.message),
           ),
         );
       }
