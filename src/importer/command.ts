@@ -24,7 +24,8 @@ Options:
                        Also declare the deprecated versions of this private-registry module (repeatable); NS is
                        the organization.
   --layout LAYOUT      "program" (default): a TypeScript program with one Policy per policy. "folder": the
-                       service's policy-set folders (sentinel.hcl / policies.hcl beside the code files).
+                       service's policy-set folders (sentinel.hcl / policies.hcl beside the code files) and a
+                       program declaring one PolicyFolder per folder.
   --force              Overwrite files that differ from what the import writes (edited since the last run).
   --address URL        The service's address (default: TFE_ADDRESS, TFE_HOSTNAME, else https://app.terraform.io).
   --hostname HOST      The service's host name instead of an address.
@@ -88,11 +89,6 @@ export function parseImportArguments(args: string[], env: NodeJS.ProcessEnv): Im
   const layout = values.layout as Layout;
   if (!layouts.includes(layout)) throw new UsageError(`--layout "${layout}" is not a layout: use program or folder`);
   const modules = (values.module ?? []).map((text) => parseModule(text, organization));
-  if (layout === "folder" && modules.length > 0) {
-    throw new UsageError(
-      "--module goes with --layout program: deprecations are declared in the program, and folders hold policies only",
-    );
-  }
   if (values.address !== undefined && values.hostname !== undefined) {
     throw new UsageError("--address and --hostname name the same thing: give one of them");
   }
@@ -213,11 +209,8 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
     `Imported organization "${command.organization}" into ${directory} (${command.layout} layout):`,
     `  ${plural(report.policies.length, "policy", "policies")} (${sentinel} Sentinel, ${report.policies.length - sentinel} OPA)`,
   ];
-  if (command.layout === "program") {
-    lines.push(`  ${plural(report.deprecations.length, "module version deprecation")}`);
-  } else {
-    lines.push(`  ${plural(report.folders.length, "folder")} under policy-sets/`);
-  }
+  lines.push(`  ${plural(report.deprecations.length, "module version deprecation")}`);
+  if (command.layout === "folder") lines.push(`  ${plural(report.folders.length, "folder")} under policy-sets/`);
   if (report.skipped.length > 0) {
     lines.push(`  ${plural(report.skipped.length, "policy", "policies")} left out:`);
     for (const skipped of report.skipped) lines.push(`    ${skipped.name}: ${skipped.reason}`);
@@ -228,9 +221,7 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
   }
   lines.push(
     `  files: ${outcome.created.length} created, ${outcome.overwritten.length} overwritten, ${outcome.unchanged.length} unchanged`,
-    command.layout === "program"
-      ? `Next: cd ${command.out} && npm install && pulumi stack init && pulumi up (README.md there says more).`
-      : `Next: see ${command.out}/README.md.`,
+    `Next: cd ${command.out} && npm install && pulumi stack init && pulumi up (README.md there says more).`,
   );
   io.out.write(`${lines.join("\n")}\n`);
 }

@@ -46,6 +46,14 @@ function policyBlock(name: string, attributes: [string, string | null][]): strin
 }
 
 /**
+ * Whether the folder file can hold a policy's description so that PolicyFolder reads it back unchanged: policies.hcl
+ * takes a `description`, sentinel.hcl does not; and text with `${` or `%{` would come back as an HCL template.
+ */
+function describableInFile(kind: PolicyKind, description: string): boolean {
+  return kind === "opa" && !/\$\{|%\{/.test(description);
+}
+
+/**
  * The folder layout: `policy-sets/<folder>/sentinel.hcl` with `<name>.sentinel` files, or `policies.hcl` with
  * `<name>.rego` files, in the service's own policy-set folder format. Returns path → content.
  */
@@ -55,6 +63,7 @@ export function renderFolders(policies: readonly UsablePolicy[], report: ImportR
     const directory = `${policySetsDirectory}/${folder}`;
     const fileNames = new FileNameAllocator();
     const blocks: string[] = [];
+    const descriptions: Record<string, string> = {};
     for (const policy of group.policies) {
       const file = fileNames.allocate(policy.name, codeExtension(policy.kind));
       if (file.change) {
@@ -67,11 +76,13 @@ export function renderFolders(policies: readonly UsablePolicy[], report: ImportR
         kind: policy.kind,
         file: `${directory}/${file.fileName}`,
       });
+      const inFile = policy.description !== null && describableInFile(group.kind, policy.description);
+      if (policy.description !== null && !inFile) descriptions[policy.name] = policy.description;
       blocks.push(
         policyBlock(policy.name, [
           // OPA folders name no file: every .rego file of the folder is loaded, and the query picks the rule.
           ["source", group.kind === "sentinel" ? `./${file.fileName}` : null],
-          ["description", policy.description],
+          ["description", inFile ? policy.description : null],
           ["query", group.kind === "opa" ? policy.query : null],
           ["enforcement_level", policy.enforcementLevel],
         ]),
@@ -83,6 +94,7 @@ export function renderFolders(policies: readonly UsablePolicy[], report: ImportR
       kind: group.kind,
       policySetIds: group.policySetIds,
       policyCount: group.policies.length,
+      descriptions,
     });
     const configuration = group.kind === "sentinel" ? "sentinel.hcl" : "policies.hcl";
     files.set(`${directory}/${configuration}`, Buffer.from(`${blocks.join("\n\n")}\n`));

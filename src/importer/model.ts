@@ -35,7 +35,14 @@ export interface ImportReport {
   policies: { name: string; id: string; kind: PolicyKind; file: string }[];
   deprecations: { resourceName: string; moduleVersion: string }[];
   /** The folder layout's folders, each one policy set's worth: one kind, the same policy sets. */
-  folders: { path: string; kind: PolicyKind; policySetIds: string[]; policyCount: number }[];
+  folders: {
+    path: string;
+    kind: PolicyKind;
+    policySetIds: string[];
+    policyCount: number;
+    /** Descriptions the folder's file cannot hold, by policy name: the program gives them as overrides. */
+    descriptions: Record<string, string>;
+  }[];
   /** Policies left out of the project, each with the reason and what to do. */
   skipped: { name: string; reason: string }[];
   /** Adjustments a reader should know of: renamed identifiers and files, defaults filled in. */

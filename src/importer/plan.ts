@@ -26,16 +26,26 @@ export function planProject(source: ImportSource, layout: Layout): GeneratedProj
   const report: ImportReport = { layout, policies: [], deprecations: [], folders: [], skipped: [], notes: [] };
   const usable = usablePolicies(source.policies, report);
   const files = new Map<string, Buffer>();
+  // One scope: the program declares policies and deprecations side by side.
+  const identifiers = new IdentifierAllocator();
+  let declared: Parameters<typeof renderProgramProject>[1];
   if (layout === "program") {
-    // One scope: the program declares policies and deprecations side by side.
-    const identifiers = new IdentifierAllocator();
     const policies = declarePolicies(usable, identifiers, report);
-    const deprecations = declareDeprecations(source.deprecations, identifiers, report);
     for (const policy of policies) files.set(policy.codeFile, policy.code);
-    for (const [path, text] of renderProgramProject(source, policies, deprecations)) files.set(path, Buffer.from(text));
+    declared = { policies };
   } else {
     for (const [path, content] of renderFolders(usable, report)) files.set(path, content);
+    declared = {
+      folders: report.folders.map((folder) => ({
+        resourceName: folder.path.slice(folder.path.lastIndexOf("/") + 1),
+        directory: folder.path,
+        policySetIds: folder.policySetIds,
+        descriptions: folder.descriptions,
+      })),
+    };
   }
+  const deprecations = declareDeprecations(source.deprecations, identifiers, report);
+  for (const [path, text] of renderProgramProject(source, declared, deprecations)) files.set(path, Buffer.from(text));
   files.set("README.md", Buffer.from(renderReadme(source, report)));
   return { files, report };
 }

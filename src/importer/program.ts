@@ -53,12 +53,51 @@ function deprecationDeclaration(deprecation: DeclaredDeprecation): string {
   return lines.join("\n");
 }
 
+/** What the folder layout's program declares for one folder. */
+export interface DeclaredFolder {
+  resourceName: string;
+  directory: string;
+  policySetIds: string[];
+  /** Descriptions the folder's file cannot hold, by policy name. */
+  descriptions: Record<string, string>;
+}
+
+function folderDeclaration(folder: DeclaredFolder): string {
+  const lines = [
+    `new PolicyFolder(${literal(folder.resourceName)}, {`,
+    property("directory", literal(folder.directory)),
+  ];
+  lines.push("  organization,");
+  if (folder.policySetIds.length > 0) {
+    lines.push(property("policySetIds", `[${[...folder.policySetIds].sort().map(literal).join(", ")}]`));
+  }
+  lines.push("  adoptExisting: true,");
+  const described = Object.entries(folder.descriptions);
+  if (described.length > 0) {
+    lines.push("  overrides: {");
+    for (const [name, description] of described) {
+      lines.push(`    ${literal(name)}: { description: ${literal(description)} },`);
+    }
+    lines.push("  },");
+  }
+  lines.push("});");
+  return lines.join("\n");
+}
+
+/**
+ * The program: policies one `Policy` each (the program layout), or one `PolicyFolder` per folder (the folder
+ * layout), then the deprecations.
+ */
 export function renderProgram(
   organization: string,
-  policies: readonly DeclaredPolicy[],
+  declared: { policies: readonly DeclaredPolicy[] } | { folders: readonly DeclaredFolder[] },
   deprecations: readonly DeclaredDeprecation[],
 ): string {
-  const imports = [...(deprecations.length > 0 ? ["ModuleVersionDeprecation"] : []), "Policy"];
+  const [component, declarations] =
+    "policies" in declared
+      ? ["Policy", declared.policies.map(policyDeclaration)]
+      : ["PolicyFolder", declared.folders.map(folderDeclaration)];
+  const imports = [...(deprecations.length > 0 ? ["ModuleVersionDeprecation"] : []), component];
   const sections = [
     [
       `// The policies of organization ${literal(organization)} as the service held them when \`tfe-governance import\``,
@@ -67,7 +106,7 @@ export function renderProgram(
       `import { ${imports.join(", ")} } from "pulumi-tfe-governance";`,
     ].join("\n"),
     `const organization = ${literal(organization)};`,
-    ...policies.map(policyDeclaration),
+    ...declarations,
   ];
   if (deprecations.length > 0) {
     sections.push(
@@ -132,10 +171,10 @@ export function renderTsconfig(): string {
   return `${JSON.stringify(tsconfig, null, 2)}\n`;
 }
 
-/** Every file of the program layout except the policies' code and the README. */
+/** Every file of the project except the policies' code, the folders and the README. */
 export function renderProgramProject(
   source: ImportSource,
-  policies: readonly DeclaredPolicy[],
+  declared: Parameters<typeof renderProgram>[1],
   deprecations: readonly DeclaredDeprecation[],
 ): Map<string, string> {
   return new Map([
@@ -143,6 +182,6 @@ export function renderProgramProject(
     ["package.json", renderPackageJson(source.organization)],
     ["tsconfig.json", renderTsconfig()],
     [".gitignore", "node_modules/\n"],
-    [programFile, renderProgram(source.organization, policies, deprecations)],
+    [programFile, renderProgram(source.organization, declared, deprecations)],
   ]);
 }

@@ -64,14 +64,20 @@ function adjustments(report: ImportReport): string[] {
   return lines;
 }
 
-function programReadme(source: ImportSource, report: ImportReport): string[] {
+function projectReadme(source: ImportSource, report: ImportReport): string[] {
   const deprecations = report.deprecations.length;
+  const where =
+    report.layout === "program"
+      ? `declared in \`${programFile}\` one \`Policy\` each, with the code of each policy in \`policies/\``
+      : "in the service's own policy-set folder format under `policy-sets/` (one folder per kind and set of " +
+        "policy sets: a `sentinel.hcl` beside the `.sentinel` files, or a `policies.hcl` beside the `.rego` files), " +
+        `declared in \`${programFile}\` one \`PolicyFolder\` each`;
   return [
     `# Policies of organization ${source.organization}`,
     "",
     `Written by \`tfe-governance import\` from ${source.address}: ${countOf(report)}` +
       (deprecations > 0 ? ` and ${deprecations} module version deprecation${deprecations === 1 ? "" : "s"}` : "") +
-      `, declared in \`${programFile}\` with the code of each policy in \`policies/\`.`,
+      `, ${where}.`,
     "",
     "## Next steps",
     "",
@@ -82,14 +88,30 @@ function programReadme(source: ImportSource, report: ImportReport): string[] {
     "4. `pulumi up`. Every resource shows as a create: each policy declares `adoptExisting: true`, so it is looked up",
     "   by name and taken over as it is, and a deprecation that already holds its reason and link is taken over too.",
     "   Where the program and the service agree, nothing is sent to the service but reads.",
-    "5. `pulumi preview --expect-no-changes` passes right after. From now on edit the policy files and",
-    `   \`${programFile}\`, review with \`pulumi preview\`, apply with \`pulumi up\`, and catch changes made outside`,
+    "5. `pulumi preview --expect-no-changes` passes right after. From now on edit the policy files (and, in folders,",
+    `   their \`.hcl\` files) and \`${programFile}\`, review with \`pulumi preview\`, apply with \`pulumi up\`, and catch changes made outside`,
     "   Pulumi with `pulumi preview --refresh --expect-no-changes` (in CI, on a schedule).",
     "",
     "If Terraform's `tfe` provider managed these policies, remove them from its state before its next apply",
     "(`terraform state rm tfe_policy.<name>`), and put the ids below where its configuration referenced them:",
     "the pulumi-tfe-governance README has the whole migration path.",
     ...adjustments(report),
+    ...(report.layout === "folder"
+      ? [
+          "",
+          "## Folders",
+          "",
+          ...table(
+            ["folder", "kind", "policy sets", "policies"],
+            report.folders.map((folder) => [
+              folder.path,
+              folder.kind,
+              folder.policySetIds.join(", ") || "(none)",
+              String(folder.policyCount),
+            ]),
+          ),
+        ]
+      : []),
     "",
     "## Policies",
     "",
@@ -111,34 +133,6 @@ function programReadme(source: ImportSource, report: ImportReport): string[] {
   ];
 }
 
-function folderReadme(source: ImportSource, report: ImportReport): string[] {
-  return [
-    `# Policy-set folders of organization ${source.organization}`,
-    "",
-    `Written by \`tfe-governance import --layout folder\` from ${source.address}: ${countOf(report)} in the service's`,
-    "own policy-set folder format, one folder per kind and set of policy sets: a `sentinel.hcl` beside the",
-    "`.sentinel` files, or a `policies.hcl` beside the `.rego` files.",
-    "",
-    "Declaring a folder in a Pulumi program, one line per folder, takes the `PolicyFolder` component of",
-    "pulumi-tfe-governance, with the folder's `policySetIds` below and `adoptExisting: true`. Where your version",
-    "does not have it yet, run the import with `--layout program` to manage the same policies one `Policy` each.",
-    ...adjustments(report),
-    "",
-    "## Folders",
-    "",
-    ...table(
-      ["folder", "kind", "policy sets", "policies"],
-      report.folders.map((folder) => [
-        folder.path,
-        folder.kind,
-        folder.policySetIds.join(", ") || "(none)",
-        String(folder.policyCount),
-      ]),
-    ),
-  ];
-}
-
 export function renderReadme(source: ImportSource, report: ImportReport): string {
-  const lines = report.layout === "program" ? programReadme(source, report) : folderReadme(source, report);
-  return `${lines.join("\n")}\n`;
+  return `${projectReadme(source, report).join("\n")}\n`;
 }

@@ -41,7 +41,7 @@ function seededPolicy(index: number): SeededPolicy {
       kind: "opa",
       query: `data.terraform.p${index}.deny`,
       enforcementLevel: (["mandatory", "advisory"] as const)[index % 2]!,
-      code: `package terraform.p${index}\n\ndeny[msg] { false; msg := "${index}" }\n`,
+      code: `package terraform.p${index}\n\ndeny contains msg if { false; msg := "${index}" }\n`,
     };
   }
   return {
@@ -67,6 +67,45 @@ async function filesUnder(directory: string): Promise<Record<string, string>> {
   return files;
 }
 
+/**
+ * A service holding `count` policies across kinds, levels, descriptions and policy sets, one without code, and two
+ * deprecated versions of acme/vpc/aws: seeded without a rate limit, then served with the service's own (30 per
+ * second per token) from the same data.
+ */
+async function seededService(dataDir: string, seeded: SeededPolicy[]): Promise<RunningServer> {
+  const seed = {
+    organizations: [{ name: organization, plus: true }],
+    tokens: [{ token, organizations: [organization] }],
+    policySets: policySets.map((id, index) => ({ id, organization, name: `set-${index}` })),
+    modules: [{ organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0", "2.0.0"] }],
+  };
+  const data = join(dataDir, "service.sqlite");
+  const seeding = await startServer({ seed, data });
+  const seedingClient = new TfeClient({ address: seeding.url, token, rateLimit: false });
+  await inBatches(seeded, 10, async ({ code, ...options }) => {
+    const policy = await seedingClient.policies.create(organization, options);
+    await seedingClient.policies.upload(policy.id, code);
+  });
+  await seedingClient.policies.create(organization, { name: "no-code", enforcementLevel: "advisory" });
+  const version = (v: string) => ({ organization, name: "vpc", provider: "aws", version: v });
+  await seedingClient.moduleVersions.deprecate({
+    ...version("1.0.0"),
+    reason: "Creates a NAT gateway per subnet; use 2.0.0.",
+    link: "https://example.com/vpc/2",
+  });
+  await seedingClient.moduleVersions.deprecate({ ...version("1.1.0"), reason: "Broken routes." });
+  await seedingClient.close();
+  await seeding.close();
+  return startServer({ seed, data, rateLimit: 30 });
+}
+
+/** `tfe-governance import` as a user runs it (the built bin), with the token in the environment. */
+function runImport(server: RunningServer, args: string[]) {
+  return run(process.execPath, [bin, "import", "--organization", organization, ...args], {
+    env: { ...process.env, TFE_ADDRESS: server.url, TFE_TOKEN: token, TFE_HOSTNAME: "" },
+  });
+}
+
 describe("import, then pulumi up adopts an organization of 150 policies", () => {
   let dataDir: string;
   let server: RunningServer;
@@ -80,32 +119,7 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
   beforeAll(async () => {
     if (!existsSync(bin)) throw new Error(`${bin} is missing: run "npm run build" first`);
     dataDir = await mkdtemp(join(tmpdir(), "adopt-organization-"));
-    const seed = {
-      organizations: [{ name: organization, plus: true }],
-      tokens: [{ token, organizations: [organization] }],
-      policySets: policySets.map((id, index) => ({ id, organization, name: `set-${index}` })),
-      modules: [{ organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0", "2.0.0"] }],
-    };
-    const data = join(dataDir, "service.sqlite");
-    // Seeded without a rate limit, then served with the service's own (30 per second per token) from the same data.
-    const seeding = await startServer({ seed, data });
-    const seedingClient = new TfeClient({ address: seeding.url, token, rateLimit: false });
-    await inBatches(seeded, 10, async ({ code, ...options }) => {
-      const policy = await seedingClient.policies.create(organization, options);
-      await seedingClient.policies.upload(policy.id, code);
-    });
-    await seedingClient.policies.create(organization, { name: "no-code", enforcementLevel: "advisory" });
-    const version = (v: string) => ({ organization, name: "vpc", provider: "aws", version: v });
-    await seedingClient.moduleVersions.deprecate({
-      ...version("1.0.0"),
-      reason: "Creates a NAT gateway per subnet; use 2.0.0.",
-      link: "https://example.com/vpc/2",
-    });
-    await seedingClient.moduleVersions.deprecate({ ...version("1.1.0"), reason: "Broken routes." });
-    await seedingClient.close();
-    await seeding.close();
-
-    server = await startServer({ seed, data, rateLimit: 30 });
+    server = await seededService(dataDir, seeded);
     client = new TfeClient({ address: server.url, token });
   }, 180_000);
 
@@ -119,11 +133,7 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
   it("1. import writes the project with reads only, within the service's rate limit", async () => {
     const out = join(dataDir, "project");
     server.requestLog.clear();
-    const { stdout, stderr } = await run(
-      process.execPath,
-      [bin, "import", "--organization", organization, "--out", out, "--module", `${organization}/vpc/aws`],
-      { env: { ...process.env, TFE_ADDRESS: server.url, TFE_TOKEN: token, TFE_HOSTNAME: "" } },
-    );
+    const { stdout, stderr } = await runImport(server, ["--out", out, "--module", `${organization}/vpc/aws`]);
     expect(writes()).toEqual([]);
     expect(rateLimited()).toEqual([]);
     expect(stderr).toMatch(/listing policies: 151 listed/);
@@ -184,5 +194,78 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
       `PUT /api/v2/policies/${policy.id}/upload`,
     ]);
     expect((await client.policies.download(policy.id)).toString()).toBe(edited);
+  }, 300_000);
+});
+
+describe("import --layout folder, then pulumi up adopts the organization through PolicyFolder", () => {
+  const folderPolicyCount = 40;
+  let dataDir: string;
+  let server: RunningServer;
+  let client: TfeClient;
+  let project: PulumiProject;
+  let files: Record<string, string>;
+  const seeded = Array.from({ length: folderPolicyCount }, (_, index) => seededPolicy(index));
+  const writes = () => server.requestLog.entries().filter((entry) => entry.method !== "GET");
+  const folders = () => Object.keys(files).filter((path) => /\/(sentinel|policies)\.hcl$/.test(path));
+
+  beforeAll(async () => {
+    if (!existsSync(bin)) throw new Error(`${bin} is missing: run "npm run build" first`);
+    dataDir = await mkdtemp(join(tmpdir(), "adopt-folders-"));
+    server = await seededService(dataDir, seeded);
+    client = new TfeClient({ address: server.url, token });
+  }, 180_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+    await project?.dispose();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("1. import writes the folders and a program declaring one PolicyFolder each, with reads only", async () => {
+    const out = join(dataDir, "project");
+    server.requestLog.clear();
+    const { stdout } = await runImport(server, [
+      "--out",
+      out,
+      "--layout",
+      "folder",
+      "--module",
+      `${organization}/vpc/aws`,
+    ]);
+    expect(writes()).toEqual([]);
+    expect(stdout).toMatch(/40 policies \(27 Sentinel, 13 OPA\)/);
+    files = await filesUnder(out);
+    expect(folders().length).toBeGreaterThan(1);
+    expect(files["index.ts"]?.match(/new PolicyFolder\(/g)).toHaveLength(folders().length);
+    expect(files["index.ts"]).toMatch(/new ModuleVersionDeprecation\(/);
+    project = await PulumiProject.create({ name: "adopt-folders", files, config: {}, secrets: { "tfe:token": token } });
+  }, 180_000);
+
+  it("2. pulumi up adopts every policy and deprecation with zero mutating requests", async () => {
+    server.requestLog.clear();
+    await project.up();
+    expect(writes()).toEqual([]);
+    server.requestLog.clear();
+    const preview = await project.run(["preview", "--expect-no-changes", "--json"]);
+    // The stack, one component per folder, its policies, the two deprecations.
+    expect(changeSummary(preview)).toEqual({ same: 1 + folders().length + folderPolicyCount + 2 });
+    expect(writes()).toEqual([]);
+  }, 600_000);
+
+  it("3. editing one policy's file in its folder and running up updates exactly that policy", async () => {
+    const target = seeded[4]!;
+    const path = Object.keys(files).find((file) => file.endsWith(`/${target.name}.sentinel`))!;
+    const edited = `${target.code}# tightened after the migration\n`;
+    await project.writeFile(path, edited);
+    server.requestLog.clear();
+    const up = await project.up();
+    expect(up.output).toMatch(/~ 1 updated/);
+    const policy = (await client.policies.list(organization, { search: target.name })).items.find(
+      (candidate) => candidate.name === target.name,
+    )!;
+    expect(writes().map((entry) => `${entry.method} ${entry.path}`)).toEqual([
+      `PUT /api/v2/policies/${policy.id}/upload`,
+    ]);
   }, 300_000);
 });

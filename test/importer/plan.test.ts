@@ -279,7 +279,11 @@ describe("the folder layout", () => {
   it("writes one folder per kind and set of policy sets, in the service's folder format", () => {
     const { files, report } = planProject(source(policies), "folder");
     expect([...files.keys()].sort()).toEqual([
+      ".gitignore",
+      "Pulumi.yaml",
       "README.md",
+      "index.ts",
+      "package.json",
       "policy-sets/no-policy-set-opa/deny-iam.rego",
       "policy-sets/no-policy-set-opa/deny-public.rego",
       "policy-sets/no-policy-set-opa/policies.hcl",
@@ -288,12 +292,12 @@ describe("the folder layout", () => {
       "policy-sets/polset-a+polset-b-sentinel/require-tags.sentinel",
       "policy-sets/polset-a+polset-b-sentinel/restrict-types.sentinel",
       "policy-sets/polset-a+polset-b-sentinel/sentinel.hcl",
+      "tsconfig.json",
     ]);
     expect(text(files, "policy-sets/polset-a+polset-b-sentinel/sentinel.hcl")).toBe(
       [
         'policy "require-tags" {',
         '  source            = "./require-tags.sentinel"',
-        '  description       = "Tags \\"owner\\" and $${cost}"',
         '  enforcement_level = "advisory"',
         "}",
         "",
@@ -323,9 +327,25 @@ describe("the folder layout", () => {
       kind: "sentinel",
       policySetIds: ["polset-a", "polset-b"],
       policyCount: 2,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the description holds a literal ${
+      descriptions: { "require-tags": 'Tags "owner" and ${cost}' },
     });
     expect(text(files, "README.md")).toMatch(/PolicyFolder/);
-    expect(files.has("index.ts")).toBe(false);
+    expect(text(files, "index.ts")).toContain(
+      [
+        'new PolicyFolder("polset-a+polset-b-sentinel", {',
+        '  directory: "policy-sets/polset-a+polset-b-sentinel",',
+        "  organization,",
+        '  policySetIds: ["polset-a", "polset-b"],',
+        "  adoptExisting: true,",
+        "  overrides: {",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the description holds a literal ${
+        '    "require-tags": { description: "Tags \\"owner\\" and ${cost}" },',
+        "  },",
+        "});",
+      ].join("\n"),
+    );
+    expect(text(files, "index.ts")).not.toMatch(/new Policy\(/);
   });
 
   it("warns where OPA policies of one folder share a query, which a folder evaluates together", () => {

@@ -1,0 +1,3 @@
+package terraform
+
+deny[msg] { msg := "no public buckets" }

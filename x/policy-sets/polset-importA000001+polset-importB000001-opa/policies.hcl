@@ -1,0 +1,4 @@
+policy "deny-public" {
+  query             = "data.terraform.deny"
+  enforcement_level = "mandatory"
+}

@@ -1,0 +1,4 @@
+policy "restrict-types" {
+  source            = "./restrict-types.sentinel"
+  enforcement_level = "hard-mandatory"
+}
