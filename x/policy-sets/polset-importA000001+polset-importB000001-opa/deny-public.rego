@@ -1,3 +1,0 @@
-package terraform
-
-deny[msg] { msg := "no public buckets" }

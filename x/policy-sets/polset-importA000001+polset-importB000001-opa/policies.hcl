@@ -1,4 +1,0 @@
-policy "deny-public" {
-  query             = "data.terraform.deny"
-  enforcement_level = "mandatory"
-}

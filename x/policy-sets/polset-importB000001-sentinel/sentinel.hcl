@@ -1,4 +1,0 @@
-policy "restrict-types" {
-  source            = "./restrict-types.sentinel"
-  enforcement_level = "hard-mandatory"
-}
