@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -231,9 +232,12 @@ describe("tfe-governance import", () => {
     [["--organization", organization, "--out", "x", "--module", "other/vpc/aws"], /use --module acme\/vpc\/aws/],
     [["--organization", organization, "--out", "x", "--token", "t"], /Unknown option '--token'/],
   ])("refuses %j, naming the flag and the fix", async (args, message) => {
-    const run = await runImport(args);
+    // Inside the test's directory: a case that stopped being refused would write its project there, not in the checkout.
+    const out = join(workDir, "refused");
+    const run = await runImport(args.map((arg) => (arg === "x" ? out : arg)));
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(message);
+    expect(existsSync(out)).toBe(false);
   });
 
   it("says what a 404 means for an organization or a module it cannot read, and writes nothing", async () => {
