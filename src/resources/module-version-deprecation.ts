@@ -3,7 +3,7 @@ import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import type { ModuleVersionAddress } from "../client/module-versions";
 import { isWebLink, semanticVersionPattern } from "../contract/limits";
-import { argumentFailures, outputSlots, type PropertyTable, propertiesThat } from "./property-table";
+import { argumentFailures, outputSlots, propertiesThat, propertyTable } from "./property-table";
 import {
   ContextProvider,
   changedProperties,
@@ -46,7 +46,7 @@ export interface ModuleVersionDeprecationOutputs extends ModuleVersionDeprecatio
 }
 
 /** Every property of a deprecation, once: the version's address replaces, the reason and link update. */
-const deprecationProperties = {
+const deprecationProperties = propertyTable<ModuleVersionDeprecationArgs>()({
   organization: { argument: "string", change: "replaces", output: true },
   moduleName: { argument: "string", change: "replaces", output: true },
   moduleProvider: { argument: "string", change: "replaces", output: true },
@@ -55,7 +55,7 @@ const deprecationProperties = {
   link: { argument: "string", change: "updates", output: true },
   deprecationId: { change: "none", output: true },
   effectiveReason: { change: "none", output: true },
-} as const satisfies PropertyTable;
+});
 const replacingProperties = propertiesThat(deprecationProperties, "replaces");
 const updatableProperties = propertiesThat(deprecationProperties, "updates");
 

@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError, TfeConnectionError } from "../client/errors";
-import type { Policy as ServicePolicy, UpdatePolicyOptions } from "../client/policies";
+import type { CreatePolicyOptions, Policy as ServicePolicy, UpdatePolicyOptions } from "../client/policies";
 import { maxNameLength } from "../contract/limits";
 import {
   maxPolicyCodeBytes,
@@ -13,7 +13,16 @@ import {
   policyNamePattern,
   policyRuleViolations,
 } from "../contract/policies";
-import { argumentFailures, outputSlots, type PropertyTable, propertiesThat } from "./property-table";
+import {
+  argumentFailures,
+  createOptions,
+  outputSlots,
+  propertiesThat,
+  propertyTable,
+  readFromService,
+  recordedRemote,
+  updateOptions,
+} from "./property-table";
 import {
   type CheckFailure,
   ContextProvider,
@@ -84,24 +93,44 @@ const defaultEnforcementLevel: Record<PolicyKind, string> = { sentinel: "soft-ma
  * nothing on the service. Not `adoptExisting`: it acts only at creation. Either would fail `pulumi preview
  * --expect-no-changes` for nothing. `enforce` is read into `enforcementLevel`.
  */
-const policyProperties = {
-  organization: { argument: "string", change: "replaces", output: true },
-  name: { argument: "string", change: "replaces", output: true },
-  description: { argument: "string", change: "updates", output: true },
-  kind: { argument: "string", change: "replaces", output: true },
-  query: { argument: "string", change: "updates", output: true },
-  enforcementLevel: { argument: "string", change: "updates", output: true },
+const policyProperties = propertyTable<PolicyArgs>()({
+  organization: { argument: "string", change: "replaces", output: true, service: { read: "held, else declared" } },
+  name: { argument: "string", change: "replaces", output: true, service: { sent: "create", read: "as held" } },
+  description: {
+    argument: "string",
+    change: "updates",
+    output: true,
+    service: { sent: "create and update", clears: true, read: "as held" },
+  },
+  kind: { argument: "string", change: "replaces", output: true, service: { sent: "create", read: "as held" } },
+  query: {
+    argument: "string",
+    change: "updates",
+    output: true,
+    service: { sent: "create and update", read: "as held" },
+  },
+  enforcementLevel: {
+    argument: "string",
+    change: "updates",
+    output: true,
+    service: { sent: "create and update", read: "held, else declared" },
+  },
   enforce: { argument: "list", change: "none", output: false },
-  policySetIds: { argument: "string list", change: "replaces", output: true },
+  policySetIds: {
+    argument: "string list",
+    change: "replaces",
+    output: true,
+    service: { sent: "create", read: "held, else declared" },
+  },
   codeFile: { argument: "string", change: "none", output: true },
   code: { argument: "string", change: "updates", output: false },
   codeHash: { change: "updates", output: true },
   codeSize: { change: "none", output: true },
   adoptExisting: { argument: "boolean", change: "none", output: false },
-  policyId: { change: "none", output: true },
-  policySetCount: { change: "none", output: true },
-  updatedAt: { change: "none", output: true },
-} as const satisfies PropertyTable;
+  policyId: { change: "none", output: true, service: { as: "id", read: "as held" } },
+  policySetCount: { change: "none", output: true, service: { read: "as held" } },
+  updatedAt: { change: "none", output: true, service: { read: "as held" } },
+});
 const replacingProperties = propertiesThat(policyProperties, "replaces");
 const updatableProperties = propertiesThat(policyProperties, "updates");
 
@@ -413,30 +442,12 @@ function afterUpload(policy: ServicePolicy, uploaded: boolean): ServicePolicy {
 
 /** The policy as the outputs recorded it at the last operation. */
 function recorded(olds: PolicyOutputs): ServicePolicy {
-  return {
-    id: olds.policyId,
-    name: olds.name,
-    description: olds.description,
-    kind: olds.kind,
-    query: olds.query,
-    enforcementLevel: olds.enforcementLevel,
-    enforce: [],
-    policySetCount: olds.policySetCount,
-    updatedAt: olds.updatedAt,
-    organization: olds.organization,
-    policySetIds: olds.policySetIds,
-    hasCode: olds.codeHash !== null,
-  };
+  const remote = recordedRemote<Omit<ServicePolicy, "enforce" | "hasCode">>(policyProperties, olds);
+  return { ...remote, enforce: [], hasCode: olds.codeHash !== null };
 }
 
 function attributeChanges(olds: Partial<PolicyOutputs>, news: PolicyInputs): UpdatePolicyOptions {
-  const changes: UpdatePolicyOptions = {};
-  if (!sameValue(olds.description, news.description)) changes.description = news.description ?? null;
-  if (news.kind === "opa" && news.query !== null && !sameValue(olds.query, news.query)) changes.query = news.query;
-  if (!sameValue(olds.enforcementLevel, news.enforcementLevel)) {
-    changes.enforcementLevel = news.enforcementLevel as UpdatePolicyOptions["enforcementLevel"];
-  }
-  return changes;
+  return updateOptions<UpdatePolicyOptions>(policyProperties, olds, news);
 }
 
 function isNameTaken(error: unknown): boolean {
@@ -463,14 +474,7 @@ async function findByName(client: TfeClient, organization: string, name: string)
  * any upload (spec 2.1), so `hasCode` could take the policy just created for someone else's.
  */
 async function createWithoutDuplicate(client: TfeClient, inputs: PolicyInputs): Promise<ServicePolicy> {
-  const options = {
-    name: inputs.name,
-    description: inputs.description,
-    kind: inputs.kind,
-    ...(inputs.kind === "opa" && inputs.query !== null ? { query: inputs.query } : {}),
-    enforcementLevel: inputs.enforcementLevel as UpdatePolicyOptions["enforcementLevel"],
-    policySetIds: inputs.policySetIds,
-  };
+  const options = createOptions<CreatePolicyOptions>(policyProperties, inputs);
   const maxAttempts = 3;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -532,21 +536,12 @@ function toOutputs(
   codeHash: string | null,
   codeSize: number,
 ): PolicyOutputs {
-  const outputs: PolicyOutputs = {
-    organization: policy.organization ?? inputs.organization,
-    name: policy.name,
-    description: policy.description,
-    kind: policy.kind,
-    query: policy.query,
-    enforcementLevel: policy.enforcementLevel ?? inputs.enforcementLevel,
-    policySetIds: [...(policy.policySetIds ?? [])].sort(),
-    codeHash,
-    codeSize,
-    adoptExisting: inputs.adoptExisting ?? false,
-    policyId: policy.id,
-    policySetCount: policy.policySetCount,
-    updatedAt: policy.updatedAt,
-  };
+  const held = readFromService<Omit<PolicyOutputs, "codeHash" | "codeSize" | "adoptExisting">>(
+    policyProperties,
+    policy,
+    inputs,
+  );
+  const outputs: PolicyOutputs = { ...held, codeHash, codeSize, adoptExisting: inputs.adoptExisting ?? false };
   if (inputs.codeFile !== undefined) outputs.codeFile = inputs.codeFile;
   if (inputs.code !== undefined) outputs.code = inputs.code;
   return outputs;

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { type CheckFailure, isUnknown } from "./provider-context";
+import { type CheckFailure, isUnknown, sameValue } from "./provider-context";
 
 /** What an argument may hold; each kind names itself in the failure message. */
 export type ArgumentKind = "string" | "boolean" | "string list" | "list" | "object";
@@ -14,9 +14,43 @@ export interface PropertySpec {
   change: "replaces" | "updates" | "none";
   /** An output of the resource (`resource.<name>`), also when the program leaves it out or reads one with `get`. */
   output: boolean;
+  /** How it meets the service; absent for what only the provider knows (a code hash, `adoptExisting`). */
+  service?: ServiceBinding;
+}
+
+/** How a property maps onto the client's view of the remote object (its type, its create and update options). */
+export interface ServiceBinding {
+  /** The client's name for it, where it differs (`id` for `policyId`). */
+  as?: string;
+  /** Sent when set in the create request; `"create and update"`: also in an update, when it changed. */
+  sent?: "create" | "create and update";
+  /** An update sends null to clear it (a description); other properties are never sent as null. */
+  clears?: true;
+  /**
+   * What the service holds, read back into state; `"held, else declared"` keeps the declared value where the
+   * service's answer says nothing (null or absent): the organization of a path, a level the answer left out.
+   */
+  read: "as held" | "held, else declared";
 }
 
 export type PropertyTable = Readonly<Record<string, PropertySpec>>;
+
+/** The names of a table that a program may pass. */
+export type ArgumentNames<T extends PropertyTable> = {
+  [K in keyof T]: T[K] extends { argument: ArgumentKind } ? K : never;
+}[keyof T];
+
+type SameNames<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+/**
+ * A resource's table, held to its args interface (`propertyTable<PolicyArgs>()({...})`): the build stops when the
+ * table's arguments and the interface's properties differ, so the documented type and the checked one cannot drift.
+ */
+export function propertyTable<Args>() {
+  return <const T extends PropertyTable>(
+    table: T & (SameNames<ArgumentNames<T>, keyof Args> extends true ? unknown : "differs from the args interface"),
+  ): T => table;
+}
 
 /** What `check` needs of a table; components and functions, which have no state, list only this. */
 export type ArgumentTable = Readonly<Record<string, Partial<PropertySpec>>>;
@@ -27,6 +61,54 @@ export type ArgumentTable = Readonly<Record<string, Partial<PropertySpec>>>;
  */
 export function outputSlots(table: PropertyTable): Record<string, undefined> {
   return Object.fromEntries(Object.keys(table).flatMap((key) => (table[key]?.output ? [[key, undefined]] : [])));
+}
+
+/** The table's properties that meet the service, with their binding. */
+function bound(table: PropertyTable): [string, ServiceBinding][] {
+  return Object.entries(table).flatMap(([key, spec]) => (spec.service ? [[key, spec.service]] : []));
+}
+
+// The helpers below take and give plain objects: the table, not the compiler, ties their keys to the resource's
+// interfaces and the client's types, so each caller names the type it gets back.
+
+/** State from the service's object: every bound property as the binding reads it (lists as sorted sets). */
+export function readFromService<State>(table: PropertyTable, remoteObject: object, declaredObject: object): State {
+  const [remote, declared] = [remoteObject as Record<string, unknown>, declaredObject as Record<string, unknown>];
+  const state: Record<string, unknown> = {};
+  for (const [key, binding] of bound(table)) {
+    const held = remote[binding.as ?? key];
+    const value = held === null || held === undefined ? (binding.read === "as held" ? held : declared[key]) : held;
+    state[key] = Array.isArray(value) ? [...value].sort() : value;
+  }
+  return state as State;
+}
+
+/** The service's object as the state recorded it: the inverse of {@link readFromService}. */
+export function recordedRemote<Remote>(table: PropertyTable, stateObject: object): Remote {
+  const state = stateObject as Record<string, unknown>;
+  return Object.fromEntries(bound(table).map(([key, binding]) => [binding.as ?? key, state[key]])) as Remote;
+}
+
+/** The create request's options: every property sent at create that is set. */
+export function createOptions<Options>(table: PropertyTable, declaredObject: object): Options {
+  const declared = declaredObject as Record<string, unknown>;
+  return Object.fromEntries(
+    bound(table).flatMap(([key, binding]) =>
+      binding.sent && declared[key] !== null && declared[key] !== undefined ? [[binding.as ?? key, declared[key]]] : [],
+    ),
+  ) as Options;
+}
+
+/** The update request's options: every property sent at update whose declared value differs from the held one. */
+export function updateOptions<Options>(table: PropertyTable, heldObject: object, declaredObject: object): Options {
+  const [held, declared] = [heldObject as Record<string, unknown>, declaredObject as Record<string, unknown>];
+  return Object.fromEntries(
+    bound(table).flatMap(([key, binding]) => {
+      if (binding.sent !== "create and update" || sameValue(held[key], declared[key])) return [];
+      const value = declared[key] ?? null;
+      return value === null && !binding.clears ? [] : [[binding.as ?? key, value]];
+    }),
+  ) as Options;
 }
 
 /** The names whose change does `change`, in the table's order. */
