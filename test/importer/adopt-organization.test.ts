@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CreatePolicyOptions, TfeClient } from "../../src/client";
-import { type RunningServer, startServer } from "../../src/server";
+import { type RequestLogEntry, type RunningServer, startServer } from "../../src/server";
 import { changeSummary, PulumiProject } from "../e2e/pulumi-project";
 
 // The whole migration of an organization, as a user does it: `tfe-governance import` (the built bin), then
@@ -106,35 +106,45 @@ function runImport(server: RunningServer, args: string[]) {
   });
 }
 
-describe("import, then pulumi up adopts an organization of 150 policies", () => {
-  let dataDir: string;
-  let server: RunningServer;
-  let client: TfeClient;
-  let project: PulumiProject;
-  const seeded = Array.from({ length: policyCount }, (_, index) => seededPolicy(index));
+/** One scenario's service and project: seeded before its tests, closed after them. */
+interface Scenario {
+  dataDir: string;
+  server: RunningServer;
+  client: TfeClient;
+  project: PulumiProject;
+  /** Requests that change something on the service. */
+  writes(): RequestLogEntry[];
+}
 
-  const writes = () => server.requestLog.entries().filter((entry) => entry.method !== "GET");
-  const rateLimited = () => server.requestLog.entries().filter((entry) => entry.status === 429);
-
+function scenario(prefix: string, seeded: SeededPolicy[]): Scenario {
+  const context = {
+    writes: () => context.server.requestLog.entries().filter((entry) => entry.method !== "GET"),
+  } as Scenario;
   beforeAll(async () => {
     if (!existsSync(bin)) throw new Error(`${bin} is missing: run "npm run build" first`);
-    dataDir = await mkdtemp(join(tmpdir(), "adopt-organization-"));
-    server = await seededService(dataDir, seeded);
-    client = new TfeClient({ address: server.url, token });
+    context.dataDir = await mkdtemp(join(tmpdir(), prefix));
+    context.server = await seededService(context.dataDir, seeded);
+    context.client = new TfeClient({ address: context.server.url, token });
   }, 180_000);
-
   afterAll(async () => {
-    await client?.close();
-    await server?.close();
-    await project?.dispose();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await context.client?.close();
+    await context.server?.close();
+    await context.project?.dispose();
+    if (context.dataDir) await rm(context.dataDir, { recursive: true, force: true });
   });
+  return context;
+}
+
+describe("import, then pulumi up adopts an organization of 150 policies", () => {
+  const seeded = Array.from({ length: policyCount }, (_, index) => seededPolicy(index));
+  const context = scenario("adopt-organization-", seeded);
+  const rateLimited = () => context.server.requestLog.entries().filter((entry) => entry.status === 429);
 
   it("1. import writes the project with reads only, within the service's rate limit", async () => {
-    const out = join(dataDir, "project");
-    server.requestLog.clear();
-    const { stdout, stderr } = await runImport(server, ["--out", out, "--module", `${organization}/vpc/aws`]);
-    expect(writes()).toEqual([]);
+    const out = join(context.dataDir, "project");
+    context.server.requestLog.clear();
+    const { stdout, stderr } = await runImport(context.server, ["--out", out, "--module", `${organization}/vpc/aws`]);
+    expect(context.writes()).toEqual([]);
     expect(rateLimited()).toEqual([]);
     expect(stderr).toMatch(/listing policies: 151 listed/);
     expect(stdout).toMatch(/150 policies \(100 Sentinel, 50 OPA\)/);
@@ -144,7 +154,7 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
     const files = await filesUnder(out);
     expect(Object.keys(files).filter((path) => path.startsWith("policies/"))).toHaveLength(policyCount);
     expect(files["Pulumi.yaml"]).toMatch(/^main: index\.ts$/m);
-    project = await PulumiProject.create({
+    context.project = await PulumiProject.create({
       name: "adopt-organization",
       files,
       config: {},
@@ -153,14 +163,14 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
   }, 180_000);
 
   it("2. pulumi up adopts every policy and deprecation with zero mutating requests", async () => {
-    server.requestLog.clear();
-    const up = await project.up();
+    context.server.requestLog.clear();
+    const up = await context.project.up();
     expect(up.output).toMatch(new RegExp(`\\+ ${policyCount + 3} created`));
-    expect(writes()).toEqual([]);
+    expect(context.writes()).toEqual([]);
     expect(rateLimited()).toEqual([]);
 
     const held = [];
-    for await (const policy of client.policies.listAll(organization)) held.push(policy);
+    for await (const policy of context.client.policies.listAll(organization)) held.push(policy);
     for (const expected of seeded) {
       const policy = held.find((candidate) => candidate.name === expected.name)!;
       expect(policy).toMatchObject({
@@ -169,63 +179,45 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
         description: expected.description,
       });
     }
-    const state = await project.stateText();
+    const state = await context.project.stateText();
     expect(state).not.toContain(token);
   }, 600_000);
 
   it("3. an immediate preview --expect-no-changes passes", async () => {
-    server.requestLog.clear();
-    const preview = await project.run(["preview", "--expect-no-changes", "--json"]);
+    context.server.requestLog.clear();
+    const preview = await context.project.run(["preview", "--expect-no-changes", "--json"]);
     expect(changeSummary(preview)).toEqual({ same: policyCount + 3 });
-    expect(writes()).toEqual([]);
+    expect(context.writes()).toEqual([]);
   }, 300_000);
 
   it("4. editing one generated policy file and running up updates exactly that policy", async () => {
     const target = seeded[4]!;
     const edited = `${target.code}# tightened after the migration\n`;
-    await project.writeFile(`policies/${target.name}.sentinel`, edited);
-    server.requestLog.clear();
-    const up = await project.up();
+    await context.project.writeFile(`policies/${target.name}.sentinel`, edited);
+    context.server.requestLog.clear();
+    const up = await context.project.up();
     expect(up.output).toMatch(/~ 1 updated/);
-    const policy = (await client.policies.list(organization, { search: target.name })).items.find(
+    const policy = (await context.client.policies.list(organization, { search: target.name })).items.find(
       (candidate) => candidate.name === target.name,
     )!;
-    expect(writes().map((entry) => `${entry.method} ${entry.path}`)).toEqual([
+    expect(context.writes().map((entry) => `${entry.method} ${entry.path}`)).toEqual([
       `PUT /api/v2/policies/${policy.id}/upload`,
     ]);
-    expect((await client.policies.download(policy.id)).toString()).toBe(edited);
+    expect((await context.client.policies.download(policy.id)).toString()).toBe(edited);
   }, 300_000);
 });
 
 describe("import --layout folder, then pulumi up adopts the organization through PolicyFolder", () => {
   const folderPolicyCount = 40;
-  let dataDir: string;
-  let server: RunningServer;
-  let client: TfeClient;
-  let project: PulumiProject;
-  let files: Record<string, string>;
   const seeded = Array.from({ length: folderPolicyCount }, (_, index) => seededPolicy(index));
-  const writes = () => server.requestLog.entries().filter((entry) => entry.method !== "GET");
+  const context = scenario("adopt-folders-", seeded);
+  let files: Record<string, string>;
   const folders = () => Object.keys(files).filter((path) => /\/(sentinel|policies)\.hcl$/.test(path));
 
-  beforeAll(async () => {
-    if (!existsSync(bin)) throw new Error(`${bin} is missing: run "npm run build" first`);
-    dataDir = await mkdtemp(join(tmpdir(), "adopt-folders-"));
-    server = await seededService(dataDir, seeded);
-    client = new TfeClient({ address: server.url, token });
-  }, 180_000);
-
-  afterAll(async () => {
-    await client?.close();
-    await server?.close();
-    await project?.dispose();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
-
   it("1. import writes the folders and a program declaring one PolicyFolder each, with reads only", async () => {
-    const out = join(dataDir, "project");
-    server.requestLog.clear();
-    const { stdout } = await runImport(server, [
+    const out = join(context.dataDir, "project");
+    context.server.requestLog.clear();
+    const { stdout } = await runImport(context.server, [
       "--out",
       out,
       "--layout",
@@ -233,38 +225,43 @@ describe("import --layout folder, then pulumi up adopts the organization through
       "--module",
       `${organization}/vpc/aws`,
     ]);
-    expect(writes()).toEqual([]);
+    expect(context.writes()).toEqual([]);
     expect(stdout).toMatch(/40 policies \(27 Sentinel, 13 OPA\)/);
     files = await filesUnder(out);
     expect(folders().length).toBeGreaterThan(1);
     expect(files["index.ts"]?.match(/new PolicyFolder\(/g)).toHaveLength(folders().length);
     expect(files["index.ts"]).toMatch(/new ModuleVersionDeprecation\(/);
-    project = await PulumiProject.create({ name: "adopt-folders", files, config: {}, secrets: { "tfe:token": token } });
+    context.project = await PulumiProject.create({
+      name: "adopt-folders",
+      files,
+      config: {},
+      secrets: { "tfe:token": token },
+    });
   }, 180_000);
 
   it("2. pulumi up adopts every policy and deprecation with zero mutating requests", async () => {
-    server.requestLog.clear();
-    await project.up();
-    expect(writes()).toEqual([]);
-    server.requestLog.clear();
-    const preview = await project.run(["preview", "--expect-no-changes", "--json"]);
+    context.server.requestLog.clear();
+    await context.project.up();
+    expect(context.writes()).toEqual([]);
+    context.server.requestLog.clear();
+    const preview = await context.project.run(["preview", "--expect-no-changes", "--json"]);
     // The stack, one component per folder, its policies, the two deprecations.
     expect(changeSummary(preview)).toEqual({ same: 1 + folders().length + folderPolicyCount + 2 });
-    expect(writes()).toEqual([]);
+    expect(context.writes()).toEqual([]);
   }, 600_000);
 
   it("3. editing one policy's file in its folder and running up updates exactly that policy", async () => {
     const target = seeded[4]!;
     const path = Object.keys(files).find((file) => file.endsWith(`/${target.name}.sentinel`))!;
     const edited = `${target.code}# tightened after the migration\n`;
-    await project.writeFile(path, edited);
-    server.requestLog.clear();
-    const up = await project.up();
+    await context.project.writeFile(path, edited);
+    context.server.requestLog.clear();
+    const up = await context.project.up();
     expect(up.output).toMatch(/~ 1 updated/);
-    const policy = (await client.policies.list(organization, { search: target.name })).items.find(
+    const policy = (await context.client.policies.list(organization, { search: target.name })).items.find(
       (candidate) => candidate.name === target.name,
     )!;
-    expect(writes().map((entry) => `${entry.method} ${entry.path}`)).toEqual([
+    expect(context.writes().map((entry) => `${entry.method} ${entry.path}`)).toEqual([
       `PUT /api/v2/policies/${policy.id}/upload`,
     ]);
   }, 300_000);
