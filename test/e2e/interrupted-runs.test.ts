@@ -64,15 +64,22 @@ describe("a pulumi up killed midway converges after cancel, refresh and up", () 
     // Requests the killed run had sent are still served (their answers are lost), as on the real service.
     await sleep(slowMs + 500);
     server.setFaults([]);
-    const state = await stackState(project);
+    const state = await stackState(project).catch(async (error: Error) => {
+      // Seen once in CI: after the kill the file backend's checkpoint no longer loaded ("failed to load
+      // checkpoint: EOF"). README's recovery starts by putting the previous checkpoint back.
+      if (!/failed to load checkpoint/.test(error.message)) throw error;
+      console.info("killed: the checkpoint no longer loads; restored its .bak as README says");
+      await project.restoreCheckpointBackup();
+      return stackState(project);
+    });
     const onService = await policiesOnService(client, organization);
     const inState = policyIdsInState(state);
+    const outsideState = onService.filter((policy) => !inState.includes(policy.id)).length;
     console.info(
-      `killed: ${state.pendingOperations.length} pending operations, ` +
-        `${onService.filter((policy) => !inState.includes(policy.id)).length} policies on the service outside the ` +
-        `state, ${onService.filter((policy) => policy.updatedAt === null).length} without code`,
+      `killed: ${state.pendingOperations.length} pending operations, ${outsideState} policies on the service ` +
+        `outside the state, ${onService.filter((policy) => policy.updatedAt === null).length} without code`,
     );
-    expect(state.pendingOperations.length, "the kill left nothing to recover").toBeGreaterThan(0);
+    expect(state.pendingOperations.length + outsideState, "the kill left nothing to recover").toBeGreaterThan(0);
   };
 
   const recover = async () => {

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { engineLogArgs, type LanguageHost, launchedLanguageHost, splitEngineLog } from "./language-host";
@@ -129,6 +129,17 @@ export class PulumiProject {
     const stacksDir = join(this.dir, ".state", ".pulumi", "stacks");
     const [projectDir] = await readdir(stacksDir);
     return readFile(join(stacksDir, projectDir as string, `${this.stack}.json`), "utf8");
+  }
+
+  /**
+   * Puts the previous checkpoint back (`<stack>.json.bak`, which the file backend copies before each write), as
+   * README's "After a cancelled run" tells a user whose checkpoint a hard kill left unreadable.
+   */
+  async restoreCheckpointBackup(): Promise<void> {
+    const stacksDir = join(this.dir, ".state", ".pulumi", "stacks");
+    const [projectDir] = await readdir(stacksDir);
+    const checkpoint = join(stacksDir, projectDir as string, `${this.stack}.json`);
+    await copyFile(`${checkpoint}.bak`, checkpoint);
   }
 
   async dispose(): Promise<void> {
