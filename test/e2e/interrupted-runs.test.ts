@@ -47,11 +47,18 @@ describe("a pulumi up killed midway converges after cancel, refresh and up", () 
   const declare = (spec: { policies: typeof policies; deprecations: typeof deprecations }) =>
     project.writeFile("spec.json", JSON.stringify(spec));
 
-  /** Starts `pulumi up` with `slowRoute` slowed down and kills it once `killWhen` holds for the request log. */
-  const killUpWhen = async (slowRoute: FaultRule["route"], killWhen: (entries: RequestLogEntry[]) => boolean) => {
+  /**
+   * Starts `pulumi up` with `slowRoute` slowed down and kills it once `killWhen` holds for the request log; returns
+   * the state as the kill left it.
+   */
+  const killUpWhen = async (
+    slowRoute: FaultRule["route"],
+    killWhen: (entries: RequestLogEntry[]) => boolean,
+    env: NodeJS.ProcessEnv = {},
+  ) => {
     server.requestLog.clear();
     server.setFaults([{ route: slowRoute, latencyMs: slowMs }]);
-    const started = project.start(["up", "--yes", "--skip-preview"], { allowFailure: true });
+    const started = project.start(["up", "--yes", "--skip-preview"], { allowFailure: true, env });
     let exited = false;
     void started.finished.then(() => {
       exited = true;
@@ -80,6 +87,7 @@ describe("a pulumi up killed midway converges after cancel, refresh and up", () 
         `outside the state, ${onService.filter((policy) => policy.updatedAt === null).length} without code`,
     );
     expect(state.pendingOperations.length + outsideState, "the kill left nothing to recover").toBeGreaterThan(0);
+    return state;
   };
 
   const recover = async () => {
@@ -146,5 +154,22 @@ describe("a pulumi up killed midway converges after cancel, refresh and up", () 
     await killUpWhen("DELETE /api/v2/policies/:policyId", (entries) => deleted(entries) >= 3);
     await recover();
     await expectConverged(kept);
+  }, 300_000);
+
+  // README's advice for large stacks: with the engine's per-step checkpoint skipped, a killed run records none of
+  // its steps, and the same recovery takes over every policy it created.
+  it("killed after some creates with PULUMI_SKIP_CHECKPOINTS=true", async () => {
+    const before = policyIdsInState(await stackState(project));
+    await declare({ policies, deprecations });
+    const createsDone = (entries: RequestLogEntry[]) => entries.filter((entry) => entry.method === "PUT").length;
+    const killed = await killUpWhen(
+      "POST /api/v2/organizations/:organization/policies",
+      (entries) => createsDone(entries) >= 3,
+      { PULUMI_SKIP_CHECKPOINTS: "true" },
+    );
+    expect(policyIdsInState(killed).sort(), "the killed run recorded nothing").toEqual(before.sort());
+    expect(killed.pendingOperations).toEqual([]);
+    await recover();
+    await expectConverged({ policies, deprecations });
   }, 300_000);
 });
