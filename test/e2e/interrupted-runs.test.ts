@@ -12,7 +12,8 @@ import { expectNoTokenInPlainText } from "./token-scan";
 // `pulumi up` killed (SIGKILL, the CLI and its plugins at once, as a runner that dies) at three points, then what
 // README tells a user to do after a cancelled run: `pulumi cancel`, `pulumi refresh --clear-pending-creates`,
 // `pulumi up`. The run converges: every declared policy in state once, nothing on the service outside the state,
-// no policy without code, no pending operation left.
+// no policy without code, no pending operation left. Then the same with the engine's per-step checkpoint skipped,
+// as README suggests for large stacks: killed, and failed.
 
 const organization = "acme";
 const token = "interrupt-token-0123456789abcdef";
@@ -171,5 +172,40 @@ describe("a pulumi up killed midway converges after cancel, refresh and up", () 
     expect(killed.pendingOperations).toEqual([]);
     await recover();
     await expectConverged({ policies, deprecations });
+  }, 300_000);
+
+  it("failed midway with PULUMI_SKIP_CHECKPOINTS=true: the state saved at the end holds every step made", async () => {
+    const taken = await client.policies.create(organization, {
+      name: "policy-taken",
+      enforcementLevel: "hard-mandatory",
+      description: "made outside Pulumi",
+    });
+    const more = [
+      ...policies,
+      ...policies.map((policy) => ({ ...policy, resource: `${policy.resource}-c` })),
+      { resource: "policy-taken", enforcementLevel: "advisory", code: "main = rule { true }\n" },
+    ];
+    await declare({ policies: more, deprecations });
+    // The look-up after the taken name's 422 is slowed, so that the other creates have steps to save by the failure.
+    server.setFaults([{ route: "GET /api/v2/organizations/:organization/policies", latencyMs: slowMs }]);
+    const failed = await project.run(["up", "--yes", "--skip-preview"], {
+      allowFailure: true,
+      env: { PULUMI_SKIP_CHECKPOINTS: "true" },
+    });
+    server.setFaults([]);
+    expect(failed.code).not.toBe(0);
+    expect(failed.output).toMatch(/policy-taken.*already exists/s);
+    const state = await stackState(project);
+    const inState = policyIdsInState(state);
+    const onService = await policiesOnService(client, organization);
+    const created = onService.filter((policy) => policy.name.endsWith("-c"));
+    console.info(`failed: ${created.length} of ${policies.length} new policies created before the run stopped`);
+    expect(created.length).toBeGreaterThan(0);
+    expect(onService.filter((policy) => policy.id !== taken.id && !inState.includes(policy.id))).toEqual([]);
+    expect(state.pendingOperations).toEqual([]);
+
+    await client.policies.delete(taken.id);
+    await project.run(["up", "--yes", "--skip-preview"]);
+    await expectConverged({ policies: more, deprecations });
   }, 300_000);
 });
