@@ -72,6 +72,8 @@ function needsToken(url: string): boolean {
 
 /** Requests fault mode reset: their closed connection is the server's doing, not a client abort. */
 const injectedResets = new WeakSet<IncomingMessage>();
+/** Requests whose route handler ran: only their answers can carry a fault "after the handler". */
+const reachedHandler = new WeakSet<IncomingMessage>();
 
 async function applyFault(fault: Fault, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
   if (fault.latencyMs > 0) await sleep(fault.latencyMs);
@@ -184,7 +186,14 @@ export function buildApp(context: AppContext): FastifyInstance {
     if (fault && (await applyFault(fault, request, reply))) return reply;
   });
 
+  app.addHook("preHandler", async (request) => {
+    reachedHandler.add(request.raw);
+  });
+
   app.addHook("onSend", async (request, reply, payload) => {
+    // A fault "after the handler" loses an answer to work done; one that was never done (a fault or a 429 before
+    // the handler, a refused body) has nothing to lose, and must not use up the rule's `times`.
+    if (!reachedHandler.has(request.raw)) return payload;
     const fault = context.faults.pick(request.method, request.routeOptions.url, true);
     if (!fault) return payload;
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
