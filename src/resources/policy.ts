@@ -307,7 +307,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       }
     } catch (error) {
       const outcome = createdHere
-        ? await client.policies.delete(policy.id).then(
+        ? await deleteUnlessGone(client, policy.id).then(
             () => "the policy just created was deleted again, so nothing is left without code",
             // Say so rather than claim a cleanup that did not happen: the next run would find the name taken.
             (deleteError: Error) =>
@@ -480,12 +480,13 @@ async function createWithoutDuplicate(client: TfeClient, inputs: PolicyInputs): 
     try {
       return await client.policies.create(inputs.organization, options);
     } catch (error) {
-      if (!mayHaveCreated(error) || attempt >= maxAttempts) throw error;
+      if (!mayHaveCreated(error)) throw error;
+      // The last attempt too: a policy it made without an answer would otherwise be left outside the state.
       const existing = await findByName(client, inputs.organization, inputs.name);
       if (existing && existing.updatedAt === null && existing.enforcementLevel === inputs.enforcementLevel) {
         return existing;
       }
-      if (existing) throw error;
+      if (existing || attempt >= maxAttempts) throw error;
     }
   }
 }
@@ -518,6 +519,15 @@ async function canListPolicies(client: TfeClient, organization: string | undefin
   } catch (error) {
     if (error instanceof TfeApiError && error.status === 404) return false;
     throw error;
+  }
+}
+
+/** A retried DELETE whose first answer was lost finds the policy gone: that is the deletion it asked for. */
+async function deleteUnlessGone(client: TfeClient, id: string): Promise<void> {
+  try {
+    await client.policies.delete(id);
+  } catch (error) {
+    if (!(error instanceof TfeApiError && error.status === 404)) throw error;
   }
 }
 

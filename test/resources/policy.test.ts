@@ -254,6 +254,18 @@ describe("create", () => {
     expect(left).toEqual([]);
   });
 
+  it("counts a delete after a failed upload as done when its answer was lost and the retry finds the policy gone", async () => {
+    server.setFaults([
+      { route: "PUT /api/v2/policies/:policyId/upload", status: 500 },
+      { route: "DELETE /api/v2/policies/:policyId", status: 503, afterHandler: true, times: 1 },
+    ]);
+    await expect(created()).rejects.toThrow(/deleted again/);
+    server.setFaults([]);
+    const left = [];
+    for await (const policy of client.policies.listAll(organization)) left.push(policy);
+    expect(left).toEqual([]);
+  });
+
   it("says so when deleting the policy again after a failed upload fails too, and how to recover", async () => {
     server.setFaults([
       { route: "PUT /api/v2/policies/:policyId/upload", status: 500 },
@@ -282,6 +294,22 @@ describe("create", () => {
     expect(all.map((policy) => policy.id)).toEqual([id]);
     const posts = server.requestLog.entries().filter((entry) => entry.method === "POST");
     expect(posts.map((entry) => entry.status)).toEqual([503]);
+  });
+
+  it("takes over what the last create attempt made when its answer is lost too, rather than leave it behind", async () => {
+    // Two attempts fail before the service acts, the third after: the policy exists though every answer was a 503.
+    server.setFaults([
+      { route: "POST /api/v2/organizations/:organization/policies", status: 503, times: 2 },
+      { route: "POST /api/v2/organizations/:organization/policies", status: 503, afterHandler: true, times: 1 },
+    ]);
+    server.requestLog.clear();
+    const { id } = await created();
+    const all = [];
+    for await (const policy of client.policies.listAll(organization)) all.push(policy);
+    expect(all.map((policy) => policy.id)).toEqual([id]);
+    expect(all[0]!.updatedAt, "the code was uploaded").not.toBeNull();
+    const posts = server.requestLog.entries().filter((entry) => entry.method === "POST");
+    expect(posts.map((entry) => entry.status)).toEqual([503, 503, 503]);
   });
 
   it("does not make a duplicate when every show and list links to a download, as spec 2.1 reads", async () => {
