@@ -59,6 +59,18 @@ async function failuresOf(overrides: Record<string, unknown>): Promise<{ propert
   return (await provider.check({}, args(overrides))).failures ?? [];
 }
 
+async function policiesOnServer() {
+  const all = [];
+  for await (const policy of client.policies.listAll(organization)) all.push(policy);
+  return all;
+}
+
+const postStatuses = () =>
+  server.requestLog
+    .entries()
+    .filter((entry) => entry.method === "POST")
+    .map((entry) => entry.status);
+
 async function created(overrides: Record<string, unknown> = {}): Promise<{ id: string; outs: PolicyOutputs }> {
   const result = await provider.create(await checked(overrides));
   return { id: result.id, outs: result.outs as PolicyOutputs };
@@ -249,9 +261,7 @@ describe("create", () => {
     server.setFaults([{ route: "PUT /api/v2/policies/:policyId/upload", status: 500 }]);
     await expect(created()).rejects.toThrow(/deleted again/);
     server.setFaults([]);
-    const left = [];
-    for await (const policy of client.policies.listAll(organization)) left.push(policy);
-    expect(left).toEqual([]);
+    expect(await policiesOnServer()).toEqual([]);
   });
 
   it("counts a delete after a failed upload as done when its answer was lost and the retry finds the policy gone", async () => {
@@ -261,9 +271,7 @@ describe("create", () => {
     ]);
     await expect(created()).rejects.toThrow(/deleted again/);
     server.setFaults([]);
-    const left = [];
-    for await (const policy of client.policies.listAll(organization)) left.push(policy);
-    expect(left).toEqual([]);
+    expect(await policiesOnServer()).toEqual([]);
   });
 
   it("says so when deleting the policy again after a failed upload fails too, and how to recover", async () => {
@@ -289,11 +297,8 @@ describe("create", () => {
     ]);
     server.requestLog.clear();
     const { id } = await created();
-    const all = [];
-    for await (const policy of client.policies.listAll(organization)) all.push(policy);
-    expect(all.map((policy) => policy.id)).toEqual([id]);
-    const posts = server.requestLog.entries().filter((entry) => entry.method === "POST");
-    expect(posts.map((entry) => entry.status)).toEqual([503]);
+    expect((await policiesOnServer()).map((policy) => policy.id)).toEqual([id]);
+    expect(postStatuses()).toEqual([503]);
   });
 
   it("takes over what the last create attempt made when its answer is lost too, rather than leave it behind", async () => {
@@ -304,12 +309,10 @@ describe("create", () => {
     ]);
     server.requestLog.clear();
     const { id } = await created();
-    const all = [];
-    for await (const policy of client.policies.listAll(organization)) all.push(policy);
+    const all = await policiesOnServer();
     expect(all.map((policy) => policy.id)).toEqual([id]);
     expect(all[0]!.updatedAt, "the code was uploaded").not.toBeNull();
-    const posts = server.requestLog.entries().filter((entry) => entry.method === "POST");
-    expect(posts.map((entry) => entry.status)).toEqual([503, 503, 503]);
+    expect(postStatuses()).toEqual([503, 503, 503]);
   });
 
   it("does not make a duplicate when every show and list links to a download, as spec 2.1 reads", async () => {
@@ -348,9 +351,7 @@ describe("create", () => {
     ]);
     try {
       const { id } = await created();
-      const all = [];
-      for await (const policy of client.policies.listAll(organization)) all.push(policy);
-      expect(all.map((policy) => policy.id)).toEqual([id]);
+      expect((await policiesOnServer()).map((policy) => policy.id)).toEqual([id]);
     } finally {
       await proxied.close();
     }
