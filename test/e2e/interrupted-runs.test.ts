@@ -40,7 +40,7 @@ const recovery = [
   ["up", "--yes", "--skip-preview"],
 ];
 
-describe("a pulumi up killed midway converges after cancel, refresh and up", () => {
+describe("a pulumi up killed or failed midway converges after what README says", () => {
   let server: RunningServer;
   let client: TfeClient;
   let project: PulumiProject;
