@@ -343,6 +343,7 @@ async function main(): Promise<void> {
             if (operation === "up" && run === 1 && size > 0) stateSizes.push(await stateSize(projects[variant], size));
           }
         }
+        if (size === 0) continue;
         for (const operation of ["up", "destroy"] as const) {
           for (const variant of order) {
             const result = await timed(unchecked[variant], server, size, operation);
@@ -352,7 +353,6 @@ async function main(): Promise<void> {
             );
           }
         }
-        if (size === 0) continue;
         for (const operation of ["up", "destroy"] as const) {
           const result = await timed(limited, limitedServer, size, operation);
           limitedSamples.push({ size, run, operation, ...result });
