@@ -43,6 +43,11 @@ type Operation = (typeof operations)[number];
 type Variant = "ours" | "floor";
 const goals: Partial<Record<Operation, number>> = { up: 1.15, preview: 1.15, destroy: 1.1 };
 
+/** The most policies any run declares, the warm-up's included: files and module versions are made for that many. */
+function largestSize(): number {
+  return Math.max(...sizes, roundsSize, warmUpSize);
+}
+
 function numbersFromEnv(name: string): number[] | undefined {
   const value = process.env[name];
   return value ? value.split(",").map(Number) : undefined;
@@ -120,7 +125,7 @@ class Project {
       join(dir, "Pulumi.yaml"),
       `name: ${name}\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n`,
     );
-    const largest = Math.max(...sizes, roundsSize);
+    const largest = largestSize();
     for (let index = 0; index < largest; index++) {
       await writeFile(join(dir, "policies", `policy-${index}.sentinel`), policyCode(index));
     }
@@ -288,7 +293,7 @@ function log(message: string): void {
 
 async function main(): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), "bench-engine-"));
-  const versions = Math.floor(Math.max(...sizes, roundsSize) / 4);
+  const versions = Math.floor(largestSize() / 4);
   const servers: RunningServer[] = [];
   const start = async (name: string, rateLimit?: number) => {
     const server = await startServer({ data: join(root, `${name}.sqlite`), seed: seed(versions), rateLimit });
@@ -514,6 +519,7 @@ async function writeResults(results: {
   );
   lines.push(`|---|${sizes.map(() => "---|").join("")}---|---|`);
   const describeLine = (timeAt: (size: number) => number) => {
+    if (sizes.length < 2) return "– (one size) | –";
     const line = straightLine(sizes.map((size) => ({ size, ms: timeAt(size) })));
     return `${seconds(line.fixedMs)} s + ${line.perPolicyMs.toFixed(1)} ms | ${(line.largestStray * 100).toFixed(0)}%`;
   };
