@@ -135,11 +135,28 @@ export class PulumiProject {
    * Puts the previous checkpoint back (`<stack>.json.bak`, which the file backend copies before each write), as
    * README's "After a cancelled run" tells a user whose checkpoint a hard kill left unreadable.
    */
+  /**
+   * The file backend keeps each blob's attributes in a sidecar (`<stack>.json.attrs`) written apart from the blob:
+   * a kill in between leaves it empty, and the checkpoint no longer loads ("failed to load checkpoint: EOF").
+   */
+  async removeCheckpointAttributes(): Promise<void> {
+    await rm(`${await this.checkpointPath()}.attrs`, { force: true });
+  }
+
+  /** What a kill at the wrong moment does to the sidecar (see {@link removeCheckpointAttributes}). */
+  async emptyCheckpointAttributes(): Promise<void> {
+    await writeFile(`${await this.checkpointPath()}.attrs`, "");
+  }
+
   async restoreCheckpointBackup(): Promise<void> {
+    const checkpoint = await this.checkpointPath();
+    await copyFile(`${checkpoint}.bak`, checkpoint);
+  }
+
+  private async checkpointPath(): Promise<string> {
     const stacksDir = join(this.dir, ".state", ".pulumi", "stacks");
     const [projectDir] = await readdir(stacksDir);
-    const checkpoint = join(stacksDir, projectDir as string, `${this.stack}.json`);
-    await copyFile(`${checkpoint}.bak`, checkpoint);
+    return join(stacksDir, projectDir as string, `${this.stack}.json`);
   }
 
   async dispose(): Promise<void> {
