@@ -3,6 +3,17 @@ import { z } from "zod";
 import { resourceIdentifier } from "./jsonapi";
 import { isWebLink, maxLinkLength } from "./limits";
 
+/**
+ * The text the service appends to every deprecation reason it stores (service facts), e.g. " Applies will be blocked
+ * in 15 days.": a held reason is the one sent when it is that reason, trimmed, with this after it, or nothing.
+ */
+export const serviceReasonNotice = /\s*Applies will be blocked in \d+ days?\.\s*$/;
+
+/** The reason as its author wrote it: what the service holds without the notice it appends. */
+export function reasonWithoutNotice(held: string): string {
+  return held.replace(serviceReasonNotice, "");
+}
+
 const deprecatedStatus = z.strictObject({
   "deprecated-status": z.literal("Deprecated"),
   reason: z.string().trim().min(1, "is required: say why the version is deprecated"),

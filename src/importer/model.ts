@@ -13,7 +13,7 @@ export interface ImportedPolicy
  * One deprecated version of a private-registry module, in the resource's terms; `reason` as the service holds it,
  * with any text the service appended.
  */
-export type ImportedDeprecation = ModuleVersionDeprecationInputs;
+export type ImportedDeprecation = Omit<ModuleVersionDeprecationInputs, "adoptExisting">;
 
 /** Everything read from the service, before anything is generated. */
 export interface ImportSource {

@@ -1,3 +1,4 @@
+import { reasonWithoutNotice } from "../contract/module-versions";
 import { policyNamePattern } from "../contract/policies";
 import { renderFolders } from "./folder";
 import {
@@ -116,12 +117,6 @@ function declarePolicies(
   });
 }
 
-/**
- * The text the service appends to a deprecation reason (" Applies will be blocked in 15 days."). Left in, it would be
- * sent back and appended again at the next change of the reason or link.
- */
-const serviceReasonNotice = /\s*Applies will be blocked in \d+ days?\.\s*$/;
-
 function declareDeprecations(
   deprecations: readonly ImportedDeprecation[],
   identifiers: IdentifierAllocator,
@@ -132,7 +127,8 @@ function declareDeprecations(
     const resourceName = `${moduleName}-${moduleProvider}-${version}`;
     const candidate = `${camelCase([moduleName, moduleProvider])}V${version.replace(/[^A-Za-z0-9]/g, "_")}`;
     const { identifier } = identifiers.allocate(candidate, "module");
-    const stripped = deprecation.reason.replace(serviceReasonNotice, "");
+    // Left in, the notice would be sent back and appended again at the next change of the reason or link.
+    const stripped = reasonWithoutNotice(deprecation.reason);
     report.deprecations.push({
       resourceName,
       moduleVersion: `${deprecation.organization}/${moduleName}/${moduleProvider}/${version}`,

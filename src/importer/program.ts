@@ -49,7 +49,7 @@ function deprecationDeclaration(deprecation: DeclaredDeprecation): string {
     property("reason", literal(deprecation.reason)),
   ];
   if (deprecation.link !== null) lines.push(property("link", literal(deprecation.link)));
-  lines.push("});");
+  lines.push("  adoptExisting: true,", "});");
   return lines.join("\n");
 }
 

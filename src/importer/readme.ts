@@ -85,7 +85,7 @@ function projectReadme(source: ImportSource, report: ImportReport): string[] {
     "2. Choose where Pulumi keeps the state and make a stack: `pulumi login` (or `pulumi login --local`), then",
     "   `pulumi stack init <name>`.",
     `3. ${credentialSteps(source).join("\n")}`,
-    "4. `pulumi up`. Every resource shows as a create: each policy declares `adoptExisting: true`, so it is looked up",
+    "4. `pulumi up`. Every resource shows as a create: each declares `adoptExisting: true`, so a policy is looked up",
     "   by name and taken over as it is, and a deprecation that already holds its reason and link is taken over too.",
     "   Where the program and the service agree, nothing is sent to the service but reads.",
     "5. `pulumi preview --expect-no-changes` passes right after. From now on edit the policy files (and, in folders,",

@@ -3,6 +3,8 @@ import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import type { ModuleVersionAddress } from "../client/module-versions";
 import { isWebLink, semanticVersionPattern } from "../contract/limits";
+import { reasonWithoutNotice } from "../contract/module-versions";
+import { segmentProblem } from "../contract/paths";
 import { argumentFailures, outputSlots, propertiesThat, propertyTable } from "./property-table";
 import {
   ContextProvider,
@@ -27,6 +29,11 @@ export interface ModuleVersionDeprecationArgs {
   reason: pulumi.Input<string>;
   /** Where to read more, e.g. an upgrade guide. */
   link?: pulumi.Input<string>;
+  /**
+   * Take over the version's deprecation when it is deprecated already, instead of failing; a reason or link other
+   * than the declared one is rewritten at once.
+   */
+  adoptExisting?: pulumi.Input<boolean>;
 }
 
 /** The inputs as the provider holds them once checked. */
@@ -37,6 +44,7 @@ export interface ModuleVersionDeprecationInputs {
   version: string;
   reason: string;
   link: string | null;
+  adoptExisting: boolean;
 }
 
 export interface ModuleVersionDeprecationOutputs extends ModuleVersionDeprecationInputs {
@@ -53,6 +61,7 @@ const deprecationProperties = propertyTable<ModuleVersionDeprecationArgs>()({
   version: { argument: "string", change: "replaces", output: true },
   reason: { argument: "string", change: "updates", output: true },
   link: { argument: "string", change: "updates", output: true },
+  adoptExisting: { argument: "boolean", change: "none", output: false },
   deprecationId: { change: "none", output: true },
   effectiveReason: { change: "none", output: true },
 });
@@ -72,6 +81,10 @@ function parseId(id: string): ModuleVersionAddress {
     );
   }
   return { organization, name, provider, version };
+}
+
+function sameIgnoringCase(a: unknown, b: unknown): boolean {
+  return typeof a === "string" && typeof b === "string" && a.toLowerCase() === b.toLowerCase();
 }
 
 function addressOf(inputs: ModuleVersionDeprecationInputs): ModuleVersionAddress {
@@ -128,13 +141,32 @@ async function isProvablyGone(client: TfeClient, address: ModuleVersionAddress):
 }
 
 /**
- * The reason to keep in outputs. The service appends its own text (e.g. " Applies will be blocked in 15 days."),
- * so a held reason that starts with the one sent is what we sent, not drift. The price: an outside edit that only
- * appends words is not seen either. The comparison is with the sent reason trimmed, as the client sends it: a
- * reason ending in a newline (a YAML block, a template literal) would otherwise show as drift on every refresh.
+ * The reason to keep in outputs. The service appends its own notice (" Applies will be blocked in 15 days."), so a
+ * held reason that is the one sent (trimmed, as the client sends it) followed by that notice is what we sent, not
+ * drift. Anything else, a longer text of another team's included, is the service's reason, shown as drift.
  */
 function reasonAsSent(sent: string | undefined, held: string): string {
-  return sent !== undefined && held.startsWith(sent.trim()) ? sent : held;
+  return sent !== undefined && isReasonSent(sent, held) ? sent : held;
+}
+
+function isReasonSent(sent: string, held: string): boolean {
+  return held.trim() === sent.trim() || reasonWithoutNotice(held).trim() === sent.trim();
+}
+
+/** Whether the version is deprecated exactly as declared: nothing to write. */
+function isAsDeclared(held: { reason: string; link: string | null }, inputs: ModuleVersionDeprecationInputs): boolean {
+  return isReasonSent(inputs.reason, held.reason) && (held.link || null) === inputs.link;
+}
+
+/** The refusal of a version deprecated already, with every way out: each fits another cause. */
+function deprecatedAlreadyMessage(id: string, held: { reason: string }): string {
+  return (
+    `module version ${id} is already deprecated (reason ${JSON.stringify(held.reason)}), and this resource did not ` +
+    "deprecate it. If the resource was renamed or moved into or out of a component, give it its old name with the " +
+    "aliases resource option; to manage that deprecation here (its reason and link rewritten as declared), set " +
+    "adoptExisting: true; if a killed pulumi up deprecated it, run npx tfe-governance pending-creates --apply " +
+    "(README: After a cancelled run)"
+  );
 }
 
 /** Pulumi's provider for `ModuleVersionDeprecation`, run in the engine's dynamic-provider process through the shim. */
@@ -146,6 +178,20 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
     checkOrganization(failures, news.organization);
     checkPathValue(failures, "moduleName", news.moduleName, 'use the module\'s name in the registry, e.g. "vpc"');
     checkPathValue(failures, "moduleProvider", news.moduleProvider, 'use the module\'s provider, e.g. "aws"');
+    const provider = news.moduleProvider;
+    if (
+      !isUnknown(provider) &&
+      typeof provider === "string" &&
+      !segmentProblem(provider) &&
+      !/^[a-z0-9]+$/.test(provider)
+    ) {
+      failures.push({
+        property: "moduleProvider",
+        reason:
+          `moduleProvider ${JSON.stringify(provider)} is not a registry provider name, which holds only lowercase ` +
+          `letters and digits: use ${JSON.stringify(provider.toLowerCase().replace(/[^a-z0-9]/g, ""))}`,
+      });
+    }
 
     const { version, reason, link } = news;
     if (!isUnknown(version) && (typeof version !== "string" || !semanticVersionPattern.test(version))) {
@@ -163,7 +209,7 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
         reason: `link ${JSON.stringify(link)} is not a web address: use e.g. "https://example.com/upgrade", or leave it out`,
       });
     }
-    return { inputs: { ...news, link: link ?? null }, failures };
+    return { inputs: { ...news, link: link ?? null, adoptExisting: news.adoptExisting === true }, failures };
   }
 
   async diff(
@@ -173,19 +219,40 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
   ): Promise<pulumi.dynamic.DiffResult> {
     const replaces = changedProperties(olds, news, replacingProperties);
     const updates = changedProperties(olds, news, updatableProperties);
-    // A replacement deprecates another version, so the new one can be deprecated before the old one is reinstated.
-    return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false };
+    // A replacement deprecates another version, so the new one can be deprecated before the old one is reinstated;
+    // unless only the case changed: the registry's names are not case-sensitive, so both are the same version, and
+    // deprecating first then reinstating the old address would leave it reinstated.
+    const sameVersion = replaces.every((key) => sameIgnoringCase(olds[key], news[key as keyof typeof news]));
+    return {
+      changes: replaces.length + updates.length > 0,
+      replaces,
+      deleteBeforeReplace: replaces.length > 0 && sameVersion,
+    };
   }
 
   async create(inputs: ModuleVersionDeprecationInputs): Promise<pulumi.dynamic.CreateResult> {
     const address = addressOf(inputs);
-    const held = await this.heldDeprecation(address);
-    // Already deprecated with this reason and link: taken over as it is. Deprecating again would be a write that
-    // changes nothing the program says, and the service would record a new deprecation.
-    if (held?.reason.startsWith(inputs.reason.trim()) && (held.link || null) === inputs.link) {
-      return { id: deprecationId(address), outs: { ...inputs, deprecationId: null, effectiveReason: held.reason } };
+    const id = deprecationId(address);
+    // Claimed before the first request: two resources of the stack declaring one version would otherwise both read
+    // it not deprecated, and both deprecate it.
+    if (this.context.claimed.has(id)) {
+      throw new Error(`module version ${id} is declared by another resource of this stack too: declare it once`);
     }
-    return { id: deprecationId(address), outs: await this.deprecate(inputs) };
+    this.context.claimed.set(id, "created");
+    try {
+      const held = await this.heldDeprecation(address);
+      if (held && !inputs.adoptExisting) throw new Error(deprecatedAlreadyMessage(id, held));
+      if (held) this.context.claimed.set(id, "adopted");
+      // Adopted as it is: deprecating again would be a write that changes nothing the program says, and the
+      // service would record a new deprecation.
+      if (held && isAsDeclared(held, inputs)) {
+        return { id, outs: { ...inputs, deprecationId: null, effectiveReason: held.reason } };
+      }
+      return { id, outs: await this.deprecate(inputs) };
+    } catch (error) {
+      this.context.claimed.delete(id);
+      throw error;
+    }
   }
 
   /** The version's deprecation, or null; a failed read leaves the deprecate request to report the cause. */
@@ -255,6 +322,7 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
       version: address.version,
       reason: reasonAsSent(props.reason, deprecation.reason),
       link: deprecation.link,
+      adoptExisting: props.adoptExisting ?? false,
       deprecationId: props.deprecationId ?? null,
       effectiveReason: deprecation.reason,
     };
@@ -264,6 +332,9 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
 
   /** Reinstates the version fully. A version that is not deprecated any more, or is gone, is what delete wants. */
   async delete(id: string): Promise<void> {
+    // Another resource of this stack took the deprecation over in this operation (a rename with adoptExisting):
+    // reinstating the version now would undo what the stack holds under the new name.
+    if (this.context.adoptedThisOperation(id)) return;
     const client = this.context.client;
     const address = parseId(id);
     try {

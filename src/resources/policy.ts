@@ -328,26 +328,36 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     let found = inputs.adoptExisting ? await findByName(client, inputs.organization, inputs.name) : undefined;
     if (!found) {
       try {
-        return { policy: await createWithoutDuplicate(client, inputs), createdHere: true };
+        const policy = await createWithoutDuplicate(client, inputs);
+        this.context.claimed.set(policy.id, "created");
+        return { policy, createdHere: true };
       } catch (error) {
         if (!isNameTaken(error)) throw error;
         found = await findByName(client, inputs.organization, inputs.name);
         if (!found) throw error;
-        if (!inputs.adoptExisting) {
-          const existing = await client.policies.read(found.id);
-          if (await isLeftoverOfThisCreate(client, existing, inputs)) {
-            // Without code it is as good as just created here: a failed upload deletes it again.
-            return { policy: existing, createdHere: existing.updatedAt === null };
-          }
-          throw new Error(
-            `a policy named "${inputs.name}" already exists in organization "${inputs.organization}": ` +
-              "choose another name, or set adoptExisting: true to manage the existing policy with this program",
-          );
-        }
+        // Same content is not the same owner: a renamed resource, or a second one declaring the name, would take
+        // over the policy and the old one's delete would then remove it.
+        if (!inputs.adoptExisting) throw new Error(nameTakenMessage(inputs, found.id));
       }
     }
+    if (this.context.claimed.has(found.id)) {
+      throw new Error(
+        `policy "${inputs.name}" (${found.id}) is already managed by another resource of this stack: declare it once`,
+      );
+    }
+    this.context.claimed.set(found.id, "adopted");
+    try {
+      return { policy: await this.adopt(client, found.id, inputs), createdHere: false };
+    } catch (error) {
+      this.context.claimed.delete(found.id);
+      throw error;
+    }
+  }
+
+  /** Takes over the policy `id` holding the declared name, writing only what differs from the declaration. */
+  private async adopt(client: TfeClient, id: string, inputs: PolicyInputs): Promise<ServicePolicy> {
     // Read by id: a list response may leave the policy-sets relationship out (spec 2.1).
-    const existing = await client.policies.read(found.id);
+    const existing = await client.policies.read(id);
     if (existing.kind !== inputs.kind) {
       throw new Error(
         `cannot adopt policy "${inputs.name}": it is a ${existing.kind} policy and kind is ${inputs.kind}; set kind: "${existing.kind}"`,
@@ -362,8 +372,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       );
     }
     const changes = attributeChanges(toOutputs(inputs, existing, null, 0), inputs);
-    const policy = Object.keys(changes).length > 0 ? await client.policies.update(existing.id, changes) : existing;
-    return { policy, createdHere: false };
+    return Object.keys(changes).length > 0 ? await client.policies.update(existing.id, changes) : existing;
   }
 
   async read(id: string, props: Partial<PolicyOutputs>): Promise<pulumi.dynamic.ReadResult> {
@@ -406,6 +415,9 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
   }
 
   async delete(id: string, props: Partial<PolicyOutputs> = {}): Promise<void> {
+    // Another resource of this stack adopted the policy in this operation (a rename with adoptExisting): this
+    // resource hands it over rather than deleting what the stack now holds under its new name.
+    if (this.context.adoptedThisOperation(id)) return;
     const client = this.context.client;
     try {
       await client.policies.delete(id);
@@ -491,19 +503,15 @@ async function createWithoutDuplicate(client: TfeClient, inputs: PolicyInputs): 
   }
 }
 
-/**
- * Whether the policy holding the name is what a killed run of this very create left behind (its POST went through,
- * the state never recorded it): what the declaration sets is all the same, and its code is the same or not
- * uploaded yet. Taking such a policy over changes nothing on the service, so the run after an interruption
- * converges instead of failing on the taken name; a policy that differs in anything stays someone else's.
- */
-async function isLeftoverOfThisCreate(client: TfeClient, existing: ServicePolicy, inputs: PolicyInputs) {
-  if (existing.kind !== inputs.kind || !sameValue([...(existing.policySetIds ?? [])].sort(), inputs.policySetIds)) {
-    return false;
-  }
-  if (Object.keys(attributeChanges(toOutputs(inputs, existing, null, 0), inputs)).length > 0) return false;
-  if (existing.updatedAt === null) return true;
-  return (await downloadCode(client, existing.id))?.equals(loadCode(inputs)) ?? false;
+/** The refusal of a taken name, with every way out: each fits another cause. */
+export function nameTakenMessage(inputs: Pick<PolicyInputs, "name" | "organization">, id: string): string {
+  return (
+    `a policy named "${inputs.name}" already exists in organization "${inputs.organization}" (${id}), and this ` +
+    "resource did not create it. If the resource was renamed or moved (into or out of a component, a PolicyFolder " +
+    "renamed), give it its old name with the aliases resource option; to manage that policy here, set " +
+    "adoptExisting: true; if a killed pulumi up created it, run npx tfe-governance pending-creates --apply " +
+    "(README: After a cancelled run); else choose another name"
+  );
 }
 
 /**

@@ -19,6 +19,17 @@ export type CheckFailure = pulumi.dynamic.CheckFailure;
  * credentials file. The token stays inside the client; nothing here returns or logs it.
  */
 export class ProviderContext {
+  /**
+   * Ids that a create of this operation made or adopted. The engine runs one provider process per operation, so
+   * this is the operation's memory of what it took on: a second resource of the stack declaring one of them is
+   * refused, and the delete of a renamed resource's old entry leaves alone what its new entry just adopted.
+   */
+  readonly claimed = new Map<string, "created" | "adopted">();
+
+  /** Whether a create of this operation adopted `id`: then it is another resource's now, not to be deleted. */
+  adoptedThisOperation(id: string): boolean {
+    return this.claimed.get(id) === "adopted";
+  }
   private stackConfig: { get(key: string): string | undefined } | undefined;
   private cachedClient: TfeClient | undefined;
 

@@ -10,10 +10,13 @@ import { policiesOnService, policyIdsInState, stackState } from "./service-and-s
 import { expectNoTokenInPlainText } from "./token-scan";
 
 // `pulumi up` killed (SIGKILL, the CLI and its plugins at once, as a runner that dies) at three points, then what
-// README tells a user to do after a cancelled run: `pulumi cancel`, `pulumi refresh --clear-pending-creates`,
-// `pulumi up`. The run converges: every declared policy in state once, nothing on the service outside the state,
-// no policy without code, no pending operation left. Then the same with the engine's per-step checkpoint skipped,
-// as README suggests for large stacks: killed, and failed.
+// README tells a user to do after a cancelled run: `pulumi cancel`, `tfe-governance pending-creates --apply` (it records
+// in state what the killed creates left), `pulumi refresh --clear-pending-creates`, `pulumi up`. No create
+// takes over a policy it did not make in its own operation, so the recovery is what converges: every declared
+// policy in state once, nothing on the service outside the state, no policy without code, no pending operation
+// left. Then the same with the engine's per-step checkpoint skipped, as README suggests for large stacks: killed
+// (nothing recorded, so the next up names every policy the run left, and one run with adoptExisting takes them
+// over), and failed.
 
 const organization = "acme";
 const token = "interrupt-token-0123456789abcdef";
@@ -33,12 +36,6 @@ const deprecations = versions.map((version) => ({
   version,
   reason: `Version ${version} is superseded`,
 }));
-
-const recovery = [
-  ["cancel", "--yes"],
-  ["refresh", "--yes", "--clear-pending-creates"],
-  ["up", "--yes", "--skip-preview"],
-];
 
 describe("a pulumi up killed or failed midway converges after what README says", () => {
   let server: RunningServer;
@@ -100,7 +97,10 @@ describe("a pulumi up killed or failed midway converges after what README says",
   };
 
   const recover = async () => {
-    for (const args of recovery) await project.run(args);
+    await project.run(["cancel", "--yes"]);
+    await project.tfeGovernance(["pending-creates", "--stack", project.stack, "--apply"]);
+    await project.run(["refresh", "--yes", "--clear-pending-creates"]);
+    await project.run(["up", "--yes", "--skip-preview"]);
   };
 
   /** Service and state agree: what is declared is there once, with its code, and nothing else is; no token shows. */
@@ -175,7 +175,8 @@ describe("a pulumi up killed or failed midway converges after what README says",
   }, 120_000);
 
   // README's advice for large stacks: with the engine's per-step checkpoint skipped, a killed run records none of
-  // its steps, and the same recovery takes over every policy it created.
+  // its steps, so no pending create tells what it made: the next up refuses every name the run took, and one run
+  // that adopts them (adoptExisting: true) converges.
   it("killed after some creates with PULUMI_SKIP_CHECKPOINTS=true", async () => {
     const before = policyIdsInState(await stackState(project));
     await declare({ policies, deprecations });
@@ -187,7 +188,14 @@ describe("a pulumi up killed or failed midway converges after what README says",
     );
     expect(policyIdsInState(killed).sort(), "the killed run recorded nothing").toEqual(before.sort());
     expect(killed.pendingOperations).toEqual([]);
-    await recover();
+    await project.run(["cancel", "--yes"]);
+    const refused = await project.run(["up", "--yes", "--skip-preview"], { allowFailure: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toMatch(/already exists in organization "acme" \(pol-[^)]+\), and this resource did not/);
+    const adopting = <T>(declared: T[]) => declared.map((entry) => ({ ...entry, adoptExisting: true }));
+    await declare({ policies: adopting(policies), deprecations: adopting(deprecations) });
+    await project.run(["up", "--yes", "--skip-preview"]);
+    await declare({ policies, deprecations });
     await expectConverged({ policies, deprecations });
   }, 300_000);
 

@@ -114,6 +114,21 @@ export class PulumiProject {
     return { finished, kill: () => killProcessTree(child?.pid) };
   }
 
+  /**
+   * Runs the installed package's `tfe-governance <args>` in the project's directory, with the project's
+   * environment, as a user runs `npx tfe-governance` there. Returns its standard output.
+   */
+  tfeGovernance(args: string[]): Promise<string> {
+    const bin = join(this.dir, "node_modules", "pulumi-tfe-governance", "dist", "cli", "tfe-governance.js");
+    return new Promise((done, fail) => {
+      execFile(process.execPath, [bin, ...args], { cwd: this.dir, env: this.env }, (error, stdout, stderr) => {
+        this.transcript.push(`${stdout}\n${stderr}`);
+        if (error) fail(new Error(`tfe-governance ${args.join(" ")} failed: ${stderr}`));
+        else done(stdout);
+      });
+    });
+  }
+
   up(): Promise<PulumiRun> {
     return this.run(["up", "--yes", "--skip-preview", "--diff"]);
   }

@@ -381,12 +381,12 @@ describe("README: adoption, retainOnDelete and the tfe: tuning keys under the re
   it("destroy deletes adopted policies and reinstates versions deprecated before, unless retainOnDelete was recorded by an up first; tfe:maxRetries reaches the provider", async () => {
     const [snippet] = readmeBlocks("## `Policy`", "ts").filter((block) => block.includes("retainOnDelete"));
     const retained = (snippet as string).trim();
-    // README's policy, another adopted policy, and two versions deprecated before Pulumi, taken over at create.
+    // README's policy, another adopted policy, and two versions deprecated before Pulumi, adopted at create.
     const program = (readmeSnippet: string, retainDeprecation: boolean) =>
       'const { ModuleVersionDeprecation, Policy } = require("pulumi-tfe-governance");\n' +
       `${readmeSnippet}\n` +
       'new Policy("other-policy", { code: "main = rule { true }\\n", enforcementLevel: "advisory", adoptExisting: true });\n' +
-      'const vpc = { moduleName: "vpc", moduleProvider: "aws", reason: "Deprecated before Pulumi." };\n' +
+      'const vpc = { moduleName: "vpc", moduleProvider: "aws", reason: "Deprecated before Pulumi.", adoptExisting: true };\n' +
       `new ModuleVersionDeprecation("vpc-1.0.0", { ...vpc, version: "1.0.0" }, { retainOnDelete: ${retainDeprecation} });\n` +
       'new ModuleVersionDeprecation("vpc-1.1.0", { ...vpc, version: "1.1.0" });\n';
     // A 503 on reading a policy, which the provider's client retries unless told not to.

@@ -217,6 +217,7 @@ describe("the program layout", () => {
           version: "1.0.0",
           reason: "Use 2.x.",
           link: "https://example.com/vpc",
+          adoptExisting: true,
         },
       },
       {

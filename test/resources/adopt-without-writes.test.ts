@@ -109,7 +109,8 @@ describe("Policy with adoptExisting", () => {
 });
 
 describe("ModuleVersionDeprecation over a version deprecated already", () => {
-  const provider = new ModuleVersionDeprecationProvider();
+  // A provider per test: each stands for an operation of its own.
+  let provider: ModuleVersionDeprecationProvider;
   const inputs: ModuleVersionDeprecationInputs = {
     organization,
     moduleName: "vpc",
@@ -117,9 +118,11 @@ describe("ModuleVersionDeprecation over a version deprecated already", () => {
     version: "1.0.0",
     reason: "Superseded by 1.1.0.",
     link: "https://example.com/vpc",
+    adoptExisting: true,
   };
 
   beforeEach(async () => {
+    provider = new ModuleVersionDeprecationProvider();
     provider.context.useClient(client);
     await client.moduleVersions.deprecate({
       organization,
@@ -132,7 +135,15 @@ describe("ModuleVersionDeprecation over a version deprecated already", () => {
     server.requestLog.clear();
   });
 
-  it("takes it over without deprecating again when the reason and link are the ones held", async () => {
+  it("refuses it without adoptExisting, naming the ways out, and writes nothing", async () => {
+    const notAdopting = provider.create({ ...inputs, adoptExisting: false });
+    await expect(notAdopting).rejects.toThrow(
+      /acme\/vpc\/aws\/1\.0\.0 is already deprecated .*aliases.*adoptExisting: true.*tfe-governance pending-creates --apply/,
+    );
+    expect(writes()).toEqual([]);
+  });
+
+  it("with adoptExisting, takes it over without deprecating again when the reason and link are the ones held", async () => {
     const { id, outs } = await provider.create(inputs);
     expect(writes()).toEqual([]);
     expect(id).toBe("acme/vpc/aws/1.0.0");
@@ -145,7 +156,7 @@ describe("ModuleVersionDeprecation over a version deprecated already", () => {
   });
 
   it.each([[{ reason: "Another reason." }], [{ link: "https://example.com/other" }], [{ link: null }]])(
-    "deprecates again for %j",
+    "with adoptExisting, deprecates again for %j",
     async (override) => {
       await provider.create({ ...inputs, ...override });
       expect(writes()).toEqual([

@@ -70,6 +70,7 @@ function inputs(
     version: "1.0.0",
     reason: "Superseded by 1.1.0, which fixes the NAT routes.",
     link: "https://example.com/vpc/upgrade",
+    adoptExisting: false,
     ...overrides,
   };
 }
@@ -158,6 +159,19 @@ describe("ModuleVersionDeprecationProvider.check", () => {
     expect(result.failures?.[0]?.reason).toMatch(new RegExp(`^${property} .+: .+`));
   });
 
+  it.each([["AWS"], ["Aws"], ["aws-east"]])(
+    "rejects the provider %j, which the registry never holds",
+    async (moduleProvider) => {
+      const result = await provider.check({}, inputs({ moduleProvider }));
+      expect(result.failures).toEqual([
+        {
+          property: "moduleProvider",
+          reason: expect.stringMatching(/lowercase letters and digits: use "(aws|awseast)"/),
+        },
+      ]);
+    },
+  );
+
   it("reports every failure at once", async () => {
     const result = await provider.check({}, { moduleName: "a b", version: "x", reason: "", link: "no way" });
     expect(result.failures?.map((failure) => failure.property).sort()).toEqual(
@@ -197,6 +211,17 @@ describe("ModuleVersionDeprecationProvider.diff", () => {
     const result = await provider.diff("id", olds, inputs(override));
     expect(result).toEqual({ changes: true, replaces: [property], deleteBeforeReplace: false });
   });
+
+  it.each([
+    ["moduleName", { moduleName: "VPC" }],
+    ["moduleProvider", { moduleProvider: "AWS" }],
+  ])(
+    "reinstates before deprecating when only the case of %s changes: both name one version",
+    async (property, override) => {
+      const result = await provider.diff("id", olds, inputs(override));
+      expect(result).toEqual({ changes: true, replaces: [property], deleteBeforeReplace: true });
+    },
+  );
 
   it.each([[{ reason: "Another reason." }], [{ link: "https://example.com/other" }], [{ link: null }]])(
     "updates in place for %j",
@@ -318,6 +343,24 @@ describe("ModuleVersionDeprecationProvider against the local server", () => {
     });
   });
 
+  it("shows as drift a reason that only starts with the declared one: another team's longer text", async () => {
+    const { provider, outside } = await setup();
+    const created = await provider.create(inputs());
+    const theirs = `${inputs().reason} Also: the platform team retires it in May.`;
+    await outside.moduleVersions.deprecate({
+      organization: plusOrganization,
+      name: "vpc",
+      provider: "aws",
+      version: "1.0.0",
+      reason: theirs,
+      link: inputs().link as string,
+    });
+    const read = await provider.read(created.id, created.outs);
+    expect(read.props).toMatchObject({ reason: `${theirs}${appendedNotice}` });
+    const diff = await provider.diff(created.id, read.props as ModuleVersionDeprecationOutputs, inputs());
+    expect(diff).toMatchObject({ changes: true });
+  });
+
   it("drops a version reinstated outside Pulumi from state at read, without an error", async () => {
     const { provider, outside } = await setup();
     const created = await provider.create(inputs());
@@ -347,6 +390,7 @@ describe("ModuleVersionDeprecationProvider against the local server", () => {
       version: "1.1.0",
       reason: `Deprecated by hand.${appendedNotice}`,
       link: null,
+      adoptExisting: false,
       deprecationId: null,
       effectiveReason: `Deprecated by hand.${appendedNotice}`,
     });
@@ -366,6 +410,46 @@ describe("ModuleVersionDeprecationProvider against the local server", () => {
     expect(replacement.id).toBe("acme/vpc/aws/2.0.0-rc.1");
     expect(await registryDeprecation(outside, "2.0.0-rc.1")).not.toBeNull();
     expect(await registryDeprecation(outside, "1.0.0")).toBeNull();
+  });
+
+  it("refuses a version deprecated already, whatever the reason, and changes nothing", async () => {
+    const { provider, outside } = await setup();
+    await outside.moduleVersions.deprecate({
+      organization: plusOrganization,
+      name: "vpc",
+      provider: "aws",
+      version: "1.0.0",
+      reason: inputs().reason,
+      link: inputs().link as string,
+    });
+    await expect(provider.create(inputs())).rejects.toThrow(/already deprecated .*did not deprecate it.*aliases/);
+    expect(await registryDeprecation(outside, "1.0.0")).toEqual({
+      reason: `${inputs().reason}${appendedNotice}`,
+      link: inputs().link,
+    });
+  });
+
+  it("refuses a second resource of the stack declaring the same version, even with adoptExisting", async () => {
+    const { provider } = await setup();
+    const both = await Promise.allSettled([
+      provider.create(inputs({ adoptExisting: true })),
+      provider.create(inputs({ adoptExisting: true })),
+    ]);
+    expect(both.map((result) => result.status).sort()).toEqual(["fulfilled", "rejected"]);
+    const refusal = both.find((result) => result.status === "rejected") as PromiseRejectedResult;
+    expect(refusal.reason.message).toMatch(/declared by another resource of this stack too: declare it once/);
+  });
+
+  it("renamed with adoptExisting: the new resource takes over, the old one's delete leaves the version deprecated", async () => {
+    const { provider, outside } = await setup();
+    const old = await provider.create(inputs());
+    // The next operation runs in a provider process of its own.
+    const next = new ModuleVersionDeprecationProvider();
+    next.context.useClient(outside);
+    const renamed = await next.create(inputs({ adoptExisting: true }));
+    await next.delete(old.id);
+    expect(renamed.id).toBe(old.id);
+    expect(await registryDeprecation(outside, "1.0.0")).not.toBeNull();
   });
 
   const threeCauses = [

@@ -388,26 +388,56 @@ describe("create", () => {
     expect((await client.policies.download(id)).toString()).toBe("main = rule { true }\n");
   });
 
-  it("takes over what a killed run of the same create left, with its code or without, instead of failing", async () => {
-    const withoutCode = await client.policies.create(organization, {
-      name: "require-tags",
-      enforcementLevel: "advisory",
-    });
+  it("refuses a taken name even when the policy there is exactly the declaration, naming every way out", async () => {
+    // What a renamed resource's create meets: the old resource's policy, the same in everything.
+    const old = await created();
     server.requestLog.clear();
-    const first = await created();
-    expect(first.id).toBe(withoutCode.id);
-    expect((await client.policies.download(first.id)).toString()).toBe("main = rule { true }\n");
-    expect(server.requestLog.entries().filter((entry) => entry.method !== "GET")).toHaveLength(2);
-
-    server.requestLog.clear();
-    const second = await created();
-    expect(second.id).toBe(withoutCode.id);
+    const fresh = new PolicyProvider();
+    fresh.context.useClient(client);
+    const error = await fresh.create(await checked()).then(
+      () => undefined,
+      (failure: Error) => failure,
+    );
+    expect(error?.message).toMatch(
+      new RegExp(
+        `"require-tags" already exists in organization "acme" \\(${old.id}\\), and this resource did not create it.*` +
+          "aliases.*adoptExisting: true.*tfe-governance pending-creates --apply",
+      ),
+    );
     expect(
       server.requestLog
         .entries()
         .filter((entry) => entry.method !== "GET")
         .map((entry) => entry.method),
     ).toEqual(["POST"]);
+    expect((await client.policies.download(old.id)).toString()).toBe("main = rule { true }\n");
+  });
+
+  it("refuses a policy without code that another run left: only its own lost POST is taken over", async () => {
+    const withoutCode = await client.policies.create(organization, {
+      name: "require-tags",
+      enforcementLevel: "advisory",
+    });
+    await expect(created()).rejects.toThrow(/already exists/);
+    expect((await client.policies.read(withoutCode.id)).updatedAt).toBeNull();
+  });
+
+  it("refuses a second resource declaring the same name in one operation, adoptExisting or not", async () => {
+    await created();
+    await expect(created()).rejects.toThrow(/already exists/);
+    await expect(created({ adoptExisting: true })).rejects.toThrow(
+      /already managed by another resource of this stack: declare it once/,
+    );
+  });
+
+  it("renamed with adoptExisting: the new resource takes over and the old one's delete leaves the policy", async () => {
+    const old = await created();
+    const next = new PolicyProvider();
+    next.context.useClient(client);
+    const renamed = await next.create(await checked({ adoptExisting: true }));
+    await next.delete(old.id, old.outs);
+    expect(renamed.id).toBe(old.id);
+    expect((await client.policies.download(old.id)).toString()).toBe("main = rule { true }\n");
   });
 
   it.each([

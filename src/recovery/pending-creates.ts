@@ -1,0 +1,198 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs, promisify } from "node:util";
+import { TfeClient } from "../client/client";
+import { TfeApiError } from "../client/errors";
+import { deprecationId } from "../resources/module-version-deprecation";
+
+const run = promisify(execFile);
+
+export const pendingCreatesUsage = `Usage: tfe-governance pending-creates [--stack STACK] [--apply]
+
+After a "pulumi up" was killed hard, the stack's state lists the creates that were under way as pending, without
+ids. This command finds, for each pending Policy and ModuleVersionDeprecation, what that create left on the service
+(a policy of its name, the version deprecated) and prints it. With --apply it records each in the state as the
+resource it belongs to ("pulumi stack export", then "pulumi stack import"); then run
+"pulumi refresh --yes --clear-pending-creates", which reads them from the service and drops the creates that left
+nothing, and "pulumi up". Run it in the project's directory: the service's address and token come from the stack
+config, as the program's do, else from TFE_ADDRESS, TFE_TOKEN and the Terraform credentials file.
+
+Options:
+  --stack STACK   The stack (default: the selected one).
+  --apply         Record what was found in the state (without it, only print it).
+  --help          Show this text.
+
+A policy already held by another resource of the state is left pending and named: two resources would own it.
+("pulumi refresh --import-pending-creates" would be Pulumi's own way, but Pulumi 3.259's refresh drops the creates
+it marks instead of recording them.)`;
+
+/** A create that the state lists as under way, as "pulumi stack export" shows it. */
+export interface PendingCreate {
+  urn: string;
+  type: string;
+  inputs: Record<string, unknown>;
+}
+
+interface ExportedDeployment {
+  deployment?: {
+    resources?: { urn: string; type: string; id?: string }[];
+    pending_operations?: { type: string; resource: PendingCreate }[];
+  };
+}
+
+const policyType = "pulumi-nodejs:dynamic/tfe:Policy";
+const deprecationType = "pulumi-nodejs:dynamic/tfe:ModuleVersionDeprecation";
+
+export interface PendingCreatesPlan {
+  /** URN and id pairs to record in state. */
+  imports: { urn: string; id: string }[];
+  /** Why each pending create that is not imported is left as it is. */
+  notes: string[];
+}
+
+/**
+ * What each pending create of this library left on the service: a policy of its declared name that no resource of
+ * the state holds, a version deprecated. A create that left nothing is cleared by the refresh.
+ */
+export async function planPendingCreates(exported: ExportedDeployment, client: TfeClient): Promise<PendingCreatesPlan> {
+  const deployment = exported.deployment ?? {};
+  const held = new Set((deployment.resources ?? []).map((resource) => `${resource.type}\u0000${resource.id ?? ""}`));
+  const plan: PendingCreatesPlan = { imports: [], notes: [] };
+  for (const { type, resource } of deployment.pending_operations ?? []) {
+    if (type !== "creating") continue;
+    const id = await leftBehind(resource, client);
+    if (id === undefined) {
+      plan.notes.push(`${resource.urn}: nothing on the service; the refresh clears its pending create`);
+    } else if (held.has(`${resource.type}\u0000${id}`)) {
+      plan.notes.push(`${resource.urn}: ${id} is held by another resource of the state; left pending`);
+    } else {
+      plan.imports.push({ urn: resource.urn, id });
+    }
+  }
+  return plan;
+}
+
+async function leftBehind(resource: PendingCreate, client: TfeClient): Promise<string | undefined> {
+  const inputs = resource.inputs;
+  if (resource.type === policyType) {
+    const { organization, name } = inputs as { organization: string; name: string };
+    for await (const policy of client.policies.listAll(organization, { search: name })) {
+      if (policy.name === name) return policy.id;
+    }
+    return undefined;
+  }
+  if (resource.type === deprecationType) {
+    const { organization, moduleName, moduleProvider, version } = inputs as Record<
+      "organization" | "moduleName" | "moduleProvider" | "version",
+      string
+    >;
+    try {
+      const record = await client.registry.getModuleVersion({
+        namespace: organization,
+        name: moduleName,
+        provider: moduleProvider,
+        version,
+      });
+      if (record.deprecation === null) return undefined;
+    } catch (error) {
+      if (error instanceof TfeApiError && error.status === 404) return undefined;
+      throw error;
+    }
+    return deprecationId({ organization, name: moduleName, provider: moduleProvider, version });
+  }
+  return undefined;
+}
+
+/**
+ * The exported deployment with each create of `plan` recorded as its resource: the id found, the create's inputs as
+ * outputs too (they hold the provider the engine loads to read it), and for a policy no code hash, so that an `up`
+ * run before the refresh still uploads code the killed run may not have.
+ */
+export function withImports(exported: ExportedDeployment, plan: PendingCreatesPlan): ExportedDeployment {
+  const deployment = exported.deployment ?? {};
+  const ids = new Map(plan.imports.map(({ urn, id }) => [urn, id]));
+  const pending = deployment.pending_operations ?? [];
+  const recorded = pending
+    .filter((op) => op.type === "creating" && ids.has(op.resource.urn))
+    .map(({ resource }) => ({
+      ...resource,
+      id: ids.get(resource.urn) as string,
+      outputs: { ...resource.inputs, ...(resource.type === policyType ? { codeHash: null } : {}) },
+    }));
+  return {
+    ...exported,
+    deployment: {
+      ...deployment,
+      resources: [...(deployment.resources ?? []), ...recorded],
+      pending_operations: pending.filter((op) => !(op.type === "creating" && ids.has(op.resource.urn))),
+    },
+  };
+}
+
+export interface PendingCreatesIo {
+  out: NodeJS.WritableStream;
+  log: (line: string) => void;
+  /** Runs `pulumi` with these arguments and returns its standard output. */
+  pulumi?: (args: string[]) => Promise<string>;
+}
+
+async function runPulumi(args: string[]): Promise<string> {
+  return (await run("pulumi", args, { maxBuffer: 512 * 1024 * 1024 })).stdout;
+}
+
+export async function pendingCreatesMain(args: string[], io: PendingCreatesIo): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { stack: { type: "string" }, apply: { type: "boolean" }, help: { type: "boolean" } },
+    strict: true,
+  });
+  if (values.help) {
+    io.out.write(`${pendingCreatesUsage}\n`);
+    return 0;
+  }
+  const pulumi = io.pulumi ?? runPulumi;
+  const stackArgs = values.stack ? ["--stack", values.stack] : [];
+  const exported = JSON.parse(await pulumi(["stack", "export", ...stackArgs])) as ExportedDeployment;
+  // The program's own settings: the token is decrypted into this process only, and never printed.
+  const config = JSON.parse(await pulumi(["config", "--json", "--show-secrets", ...stackArgs])) as Record<
+    string,
+    { value?: unknown }
+  >;
+  const client = TfeClient.fromConfig({
+    stackConfig: {
+      get: (key) => {
+        const value = config[`tfe:${key}`]?.value;
+        return typeof value === "string" ? value : undefined;
+      },
+    },
+  });
+  let plan: PendingCreatesPlan;
+  try {
+    plan = await planPendingCreates(exported, client);
+  } finally {
+    await client.close();
+  }
+  for (const note of plan.notes) io.log(note);
+  for (const { urn, id } of plan.imports) io.out.write(`${urn} ${id}\n`);
+  if (!values.apply) {
+    io.log(`${plan.imports.length} pending creates left something on the service; --apply records them in the state`);
+    return 0;
+  }
+  if (plan.imports.length > 0) {
+    const directory = await mkdtemp(join(tmpdir(), "tfe-governance-"));
+    try {
+      const file = join(directory, "stack.json");
+      await writeFile(file, JSON.stringify(withImports(exported, plan)));
+      await pulumi(["stack", "import", "--file", file, ...stackArgs]);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  }
+  io.log(
+    `recorded ${plan.imports.length} pending creates in the state; now run ` +
+      '"pulumi refresh --yes --clear-pending-creates", then "pulumi up"',
+  );
+  return 0;
+}
