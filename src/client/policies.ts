@@ -83,7 +83,10 @@ export class PoliciesApi implements Policies {
       query: options.includePolicySets ? { include: "policy_sets" } : undefined,
       schema: lenientPolicyDocument,
     });
-    return toPolicy(response.data);
+    const policy = toPolicy(response.data);
+    // A show leaves the relationship out when the policy is in no set (service facts); only lists and updates may
+    // leave it out of a policy that has sets.
+    return { ...policy, policySetIds: policy.policySetIds ?? [] };
   }
 
   async update(policyId: string, options: UpdatePolicyOptions): Promise<Policy> {
@@ -135,7 +138,10 @@ export interface Policy {
   policySetCount: number;
   updatedAt: string | null;
   organization: string | null;
-  /** Ids of the policy sets holding the policy; `undefined` where the response left the relationship out. */
+  /**
+   * Ids of the policy sets holding the policy; `undefined` where a list or update response left the relationship out
+   * of a policy that may have sets. A show response means none when it leaves it out.
+   */
   policySetIds: string[] | undefined;
   /** Whether the service holds code for the policy (its document links to a download). */
   hasCode: boolean;

@@ -126,6 +126,12 @@ describe("policies", () => {
     });
   });
 
+  it("read takes a show without the policy-sets relationship as no sets: the service leaves it out then", async () => {
+    const inNoSet = policyResource("pol-8", { "policy-set-count": 0 }, { relationships: {} });
+    const server = await startFaultServer(json(200, { data: inNoSet }));
+    expect(await testClient(server.url).policies.read("pol-8")).toMatchObject({ policySetIds: [], policySetCount: 0 });
+  });
+
   it("update sends only the attributes given, with null clearing the description", async () => {
     const server = await startFaultServer(showPolicy());
     await testClient(server.url).policies.update("pol-1", { enforcementLevel: "advisory", description: null });
