@@ -155,7 +155,11 @@ export function normalizeAddress(address: string): string {
   return url.toString().replace(/\/+$/, "");
 }
 
-/** Reads `credentials."<host>".token` from a JSON credentials file, or `credentials "<host>" { token = ... }` HCL. */
+/**
+ * Reads `credentials."<host>".token` from a JSON credentials file, or `credentials "<host>" { token = ... }` HCL.
+ * Host names compare as Terraform compares them (svchost's ForComparison): case does not count, so a file written for
+ * `App.Terraform.io` serves `app.terraform.io`.
+ */
 function tokenFromCredentialsFile(path: string, hostname: string): string | undefined {
   let text: string;
   try {
@@ -163,22 +167,26 @@ function tokenFromCredentialsFile(path: string, hostname: string): string | unde
   } catch {
     return undefined;
   }
+  const wanted = hostname.toLowerCase();
+  let entries: [string, unknown][];
   try {
     const json = JSON.parse(text) as { credentials?: Record<string, { token?: unknown }> };
-    const token = json.credentials?.[hostname]?.token;
-    return typeof token === "string" ? nonEmpty(token) : undefined;
+    entries = Object.entries(json.credentials ?? {}).map(([host, block]) => [host, block?.token]);
   } catch {
-    const escapedHost = hostname.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const block = new RegExp(`credentials\\s+"${escapedHost}"\\s*\\{[^}]*?token\\s*=\\s*"([^"]+)"`, "s").exec(text);
-    return nonEmpty(block?.[1]);
+    entries = [...text.matchAll(/credentials\s+"([^"]+)"\s*\{[^}]*?token\s*=\s*"([^"]+)"/gs)].map((match) => [
+      match[1] as string,
+      match[2],
+    ]);
   }
+  const token = entries.find(([host]) => host.toLowerCase() === wanted)?.[1];
+  return typeof token === "string" ? nonEmpty(token) : undefined;
 }
 
 /** The client options a Pulumi program cannot give its resources in code: `tfe:` keys set them instead. */
 export interface ClientTuning {
   /**
-   * Time one attempt may wait to connect, for the answer, and for each stall of its body; default 30 s. undici's
-   * timers behind it fire up to about a second late, a slack that does not matter at this scale.
+   * Time one attempt may take, from connecting to the last byte of its body; default 30 s. undici's timers behind
+   * it fire up to about a second late, a slack that does not matter at this scale.
    */
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;

@@ -227,8 +227,9 @@ export class Transport {
         attempt - rateLimited <= retry.maxRetries && performance.now() - started + waitMs <= retry.maxElapsedMs;
       let response: Omit<Response, "attempts">;
       try {
-        // undici's own timers rather than an AbortSignal per attempt: they bound the wait for the answer and every
-        // stall of its body (so a stalled body is retried like a stalled answer) at a fraction of the cost.
+        // undici's timers bound the wait for the answer and every stall of its body; the signal bounds the whole
+        // attempt, so a body that trickles in a byte at a time cannot hold it past timeoutMs either. A stalled or
+        // trickling body is retried like a stalled answer.
         const {
           statusCode,
           headers: responseHeaders,
@@ -241,6 +242,7 @@ export class Transport {
           body: payload,
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
+          signal: AbortSignal.timeout(timeoutMs),
         });
         response = { statusCode, headers: responseHeaders, body: Buffer.from(await body.arrayBuffer()) };
       } catch (error) {
@@ -265,7 +267,7 @@ export class Transport {
       rateLimiter?.answered(Number.parseFloat(headerValue(response.headers["x-ratelimit-limit"]) ?? ""));
       const status = response.statusCode;
       if ((retriedStatuses.has(status) || spec.retryStatuses?.includes(status)) && (idempotent || status === 429)) {
-        const waitMs = serviceWait(response.headers) ?? backoff(retry, attempt);
+        const waitMs = retryWait(status, response.headers, backoff(retry, attempt));
         if (status === 429) {
           rateLimiter?.rejected(waitMs);
           rateLimited++;
@@ -322,9 +324,22 @@ function headerValue(value: string | string[] | undefined): string | undefined {
 }
 
 /** How long the service asked us to wait: `X-RateLimit-Reset` (seconds, fractional) or a proxy's `Retry-After`. */
-function serviceWait(headers: Dispatcher.ResponseData["headers"]): number | undefined {
+/**
+ * How long to wait before retrying `status`. `X-RateLimit-Reset` speaks of the rate limit only: a 5xx that carries it
+ * (possibly 0) still backs off, or a failing service would be asked again at once; a proxy's `Retry-After` is
+ * honoured as a floor.
+ */
+function retryWait(status: number, headers: Dispatcher.ResponseData["headers"], backoffMs: number): number {
+  if (status === 429) return rateLimitWait(headers) ?? retryAfterWait(headers) ?? backoffMs;
+  return Math.max(retryAfterWait(headers) ?? 0, backoffMs);
+}
+
+function rateLimitWait(headers: Dispatcher.ResponseData["headers"]): number | undefined {
   const reset = Number.parseFloat(headerValue(headers["x-ratelimit-reset"]) ?? "");
-  if (Number.isFinite(reset) && reset >= 0) return Math.ceil(reset * 1000);
+  return Number.isFinite(reset) && reset >= 0 ? Math.ceil(reset * 1000) : undefined;
+}
+
+function retryAfterWait(headers: Dispatcher.ResponseData["headers"]): number | undefined {
   const retryAfter = headerValue(headers["retry-after"]);
   if (retryAfter === undefined) return undefined;
   const seconds = Number.parseFloat(retryAfter);
@@ -340,6 +355,8 @@ function backoff(policy: RetryPolicy, attempt: number): number {
 
 function errorCode(error: unknown): string {
   const withCode = error as { code?: unknown; name?: unknown; cause?: { code?: unknown } };
+  // The attempt's signal (AbortSignal.timeout) ran out: a DOMException, whose numeric code says nothing.
+  if (withCode.name === "TimeoutError") return "ETIMEDOUT";
   if (typeof withCode.cause?.code === "string") return withCode.cause.code;
   if (typeof withCode.code === "string") return withCode.code;
   return "UNKNOWN";

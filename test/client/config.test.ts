@@ -103,6 +103,14 @@ describe("resolveClientConfig", () => {
     expect(resolveClientConfig({ env, homeDirectory, hostname: "tfe.example.com" }).token).toBe("hcl-tfe-token");
   });
 
+  it("matches credentials host names without regard to case, as Terraform compares them", () => {
+    const homeDirectory = homeWithLogin({ "TFE.Example.com": "mixed-case-token" });
+    expect(resolveClientConfig({ env: {}, homeDirectory, hostname: "tfe.example.com" }).token).toBe("mixed-case-token");
+    const cliConfig = join(homeDirectory, "terraform.rc");
+    writeFileSync(cliConfig, 'credentials "App.Terraform.IO" {\n  token = "hcl-mixed"\n}\n');
+    expect(resolveClientConfig({ env: { TF_CLI_CONFIG_FILE: cliConfig }, homeDirectory }).token).toBe("hcl-mixed");
+  });
+
   it("still finds the terraform login file when TF_CLI_CONFIG_FILE holds no credentials", () => {
     const homeDirectory = homeWithLogin({ "app.terraform.io": "login-token" });
     const cliConfig = join(homeDirectory, "terraform.rc");

@@ -79,6 +79,26 @@ describe("retries of idempotent methods", () => {
     expect(error).toMatchObject({ status: 500, attempts: 1 });
     expect(server.requests).toHaveLength(1);
   });
+
+  it("bounds the whole attempt: a body that trickles in a byte every 100 ms cannot hold it past timeoutMs", async () => {
+    const server = await startFaultServer((_request, response) => {
+      response.writeHead(200, { "content-type": "application/vnd.api+json" });
+      const drip = setInterval(() => response.write(" "), 100);
+      response.on("close", () => clearInterval(drip));
+      setTimeout(() => {
+        clearInterval(drip);
+        response.end();
+      }, 5_000);
+    });
+    const client = testClient(server.url, { timeoutMs: 500, retry: { maxRetries: 0 } });
+    const started = performance.now();
+    const error = await rejection(() => operations.GET(client));
+    // Each pause is 100 ms, well under the 500 ms a pause may last: only a bound on the attempt ends it before the
+    // body's 5 s. The margin is wide on purpose; what matters is 5 s against half a second.
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(error).toBeInstanceOf(TfeConnectionError);
+    expect((error as Error).message).toMatch(/no answer from .* within 500 ms/);
+  });
 });
 
 describe("429 answers", () => {
@@ -170,6 +190,18 @@ describe("waits the service asks for", () => {
     const server = await startFaultServer(sequence(empty(503, { "retry-after": "1" }), showPolicy()));
     await operations.PUT(testClient(server.url));
     expect(gap(server.requests, 1)).toBeGreaterThanOrEqual(980);
+  });
+
+  it("backs off a 5xx that carries X-RateLimit-Reset: 0, which speaks of the rate limit only", async () => {
+    const server = await startFaultServer(
+      sequence(empty(503, { "x-ratelimit-reset": "0" }), empty(503, { "x-ratelimit-reset": "0" }), showPolicy()),
+    );
+    const client = testClient(server.url, { retry: { baseDelayMs: 1_000, maxDelayMs: 1_000 } });
+    await operations.GET(client);
+    expect(server.requests).toHaveLength(3);
+    // Full jitter draws each wait from [0, 1 s]: both under 10 ms is a 1-in-10,000 chance, where taking the header
+    // as the wait retries within a millisecond or two every time.
+    expect(gap(server.requests, 1) + gap(server.requests, 2)).toBeGreaterThan(10);
   });
 
   it("gives up at once when the asked-for wait exceeds the retry time budget", async () => {
