@@ -31,16 +31,18 @@ export interface DocumentedRoute {
 }
 
 const errorDescriptions: Record<number, string> = {
-  400: "Malformed JSON or query parameter",
+  400: "Malformed JSON, query parameter or path encoding",
   401: "No or unknown token",
   403: "Expired or forged signature",
   404: "Not found, or the token may not see it",
+  408: "The request body did not arrive in time (bodyTimeoutMs); the connection closes",
+  409: "The body's data.id names another resource than the path",
   413: "Body too large",
   415: "Wrong Content-Type",
   422: "Invalid body; each error's source.pointer names the member",
   429: "Rate limited; see X-RateLimit-Reset",
   500: "Failure while making the change",
-  503: "Failure while making the change; try again",
+  503: "Failure while making the change, or busy; try again (Retry-After)",
 };
 
 /** The JSON:API error responses of the given statuses, for an `EndpointDoc`. */
@@ -54,8 +56,8 @@ export function jsonApiErrors(...statuses: number[]): EndpointDoc["responses"] {
 }
 
 /**
- * Route options documenting a JSON:API endpoint. Every such endpoint can answer 401, 404 and 429; one with a
- * request body also 400, 413, 415 and 422; `moreErrors` adds the rest.
+ * Route options documenting a JSON:API endpoint. Every such endpoint can answer 400 (a path that does not decode),
+ * 401, 404 and 429; one with a request body also 408, 413, 415 and 422; `moreErrors` adds the rest.
  */
 export function jsonApiEndpoint(endpoint: {
   summary: string;
@@ -65,7 +67,7 @@ export function jsonApiEndpoint(endpoint: {
   moreErrors?: number[];
 }): { config: { doc: EndpointDoc } } {
   const { summary, request, query, success, moreErrors = [] } = endpoint;
-  const errors = [401, 404, 429, ...(request ? [400, 413, 415, 422] : []), ...moreErrors];
+  const errors = [...new Set([400, 401, 404, 429, ...(request ? [408, 413, 415, 422] : []), ...moreErrors])];
   const doc: EndpointDoc = {
     summary,
     responses: {
@@ -84,7 +86,7 @@ export function jsonApiEndpoint(endpoint: {
 /** Route options documenting a read of the registry interface: plain JSON, errors as `{"errors": ["Not Found"]}`. */
 export function registryEndpoint(summary: string, schema: z.ZodType): { config: { doc: EndpointDoc } } {
   const errors = Object.fromEntries(
-    [401, 404, 429].map((status) => [
+    [400, 401, 404, 429].map((status) => [
       status,
       {
         description: errorDescriptions[status] ?? "Error",

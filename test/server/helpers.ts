@@ -25,8 +25,18 @@ export const seed = {
   ],
 };
 
-export function start(options: ServerOptions = {}): Promise<RunningServer> {
-  return startServer({ seed, ...options });
+/** Servers whose answers may carry injected faults: their statuses are the test's choice, not the routes'. */
+const faulted = new WeakSet<RunningServer>();
+
+export async function start(options: ServerOptions = {}): Promise<RunningServer> {
+  const server = await startServer({ seed, ...options });
+  if (options.faults !== undefined) faulted.add(server);
+  const setFaults = server.setFaults;
+  server.setFaults = (plan) => {
+    faulted.add(server);
+    setFaults(plan);
+  };
+  return server;
 }
 
 export interface Answer {
@@ -64,7 +74,42 @@ export async function call(
     parsed = undefined;
   }
   if (response.headers.get("content-type")?.includes("json")) checkContract(method, path, response.status, parsed);
+  await checkDocumentedStatus(server, method, path, response.status);
   return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+const openApiDocuments = new Map<string, Promise<{ path: RegExp; template: string; operations: OpenApiPath }[]>>();
+type OpenApiPath = Record<string, { responses: Record<string, unknown> }>;
+
+/**
+ * Holds every answer of a documented route to the server's own OpenAPI document: a status the server sends that
+ * the document leaves out fails the test that met it. Faults a test injects, and paths no route serves, aside.
+ */
+export async function checkDocumentedStatus(server: RunningServer, method: string, path: string, status: number) {
+  if (faulted.has(server)) return;
+  let routes = openApiDocuments.get(server.url);
+  if (!routes) {
+    routes = fetch(`${server.url}/api/openapi.json`)
+      .then((answer) => answer.json() as Promise<{ paths: Record<string, OpenApiPath> }>)
+      .then((document) =>
+        Object.entries(document.paths).map(([template, operations]) => ({
+          template,
+          path: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/?]+").replace(/\./g, "\\.")}$`),
+          operations,
+        })),
+      );
+    openApiDocuments.set(server.url, routes);
+  }
+  const pathOnly = path.split("?")[0] as string;
+  const route = (await routes).find((candidate) => candidate.path.test(pathOnly));
+  const operation = route?.operations[method.toLowerCase()];
+  if (!route || !operation) return;
+  if (!(String(status) in operation.responses)) {
+    throw new Error(
+      `${method} ${route.template} answered ${status}, which the OpenAPI document does not list ` +
+        `(it lists ${Object.keys(operation.responses).join(", ")})`,
+    );
+  }
 }
 
 export function policyBody(name: string, attributes: Record<string, unknown> = {}) {

@@ -346,6 +346,9 @@ describe("list (spec 4.9)", () => {
     expect(past.status).toBe(200);
     expect(past.body.data).toEqual([]);
     expect(past.body.meta.pagination["total-count"]).toBe(45);
+    // Out of range, as the service's pagination (Kaminari) answers it: no page before it to follow either.
+    expect(past.body.meta.pagination).toMatchObject({ "prev-page": null, "next-page": null });
+    expect(past.body.links.prev).toBeNull();
   });
 
   it("narrows data and total-count with search[name] and filter[kind]", async () => {

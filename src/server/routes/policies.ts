@@ -193,7 +193,6 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
         include: "policy_sets",
       },
       success: { status: 200, description: "One page", schema: policyListDocument },
-      moreErrors: [400],
     }),
     async (request, reply) => {
       const { organization } = request.params;
@@ -214,7 +213,9 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
         offset: (pageNumber - 1) * pageSize,
       });
       const totalPages = Math.max(1, Math.ceil(totalCount / pageSize));
-      const prevPage = pageNumber > 1 ? pageNumber - 1 : null;
+      // A page past the end has no previous page either (the service's Kaminari: nil when out of range), not one
+      // that is itself past the end.
+      const prevPage = pageNumber > 1 && pageNumber <= totalPages ? pageNumber - 1 : null;
       const nextPage = pageNumber < totalPages ? pageNumber + 1 : null;
       const pageLink = (page: number) => {
         const parameters = new URLSearchParams();
@@ -253,7 +254,6 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
       summary: "Show a policy (spec 4.2)",
       query: { include: "policy_sets" },
       success: { status: 200, description: "The policy", schema: policyDocument },
-      moreErrors: [400],
     }),
     async (request, reply) => {
       const withPolicySets = includesPolicySets(request.query);
@@ -271,6 +271,7 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
       summary: "Update a policy (spec 4.4)",
       request: updatePolicyRequest,
       success: { status: 200, description: "The updated policy", schema: policyDocument },
+      moreErrors: [409],
     }),
     async (request, reply) => {
       const policy = loadPolicy(storage, request, "managePolicies");

@@ -98,7 +98,7 @@ export function registerUploadRoute(
           doc: {
             summary: "Upload policy code (spec 4.3); raw bytes, at most 10 MB",
             body: { mediaType: codeMediaType },
-            responses: { 204: { description: "Saved" }, ...jsonApiErrors(401, 404, 413, 415, 429) },
+            responses: { 204: { description: "Saved" }, ...jsonApiErrors(400, 401, 404, 408, 413, 415, 429, 503) },
           },
         },
       },
