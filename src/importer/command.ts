@@ -199,10 +199,10 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
     force: command.force,
     onWritten: (done, total) => io.progress.advance("writing files", done, total),
   });
-  io.progress.finish(
-    "writing files",
-    `${outcome.created.length} created, ${outcome.overwritten.length} overwritten, ${outcome.unchanged.length} unchanged`,
-  );
+  const fileCounts =
+    `${outcome.created.length} created, ${outcome.overwritten.length} overwritten, ` +
+    `${outcome.unchanged.length} unchanged, ${outcome.removed.length} removed`;
+  io.progress.finish("writing files", fileCounts);
 
   const sentinel = report.policies.filter((policy) => policy.kind === "sentinel").length;
   const lines = [
@@ -220,7 +220,7 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
     for (const note of report.notes) lines.push(`    ${note.name}: ${note.note}`);
   }
   lines.push(
-    `  files: ${outcome.created.length} created, ${outcome.overwritten.length} overwritten, ${outcome.unchanged.length} unchanged`,
+    `  files: ${fileCounts}${outcome.removed.length > 0 ? ` (${outcome.removed.join(", ")})` : ""}`,
     `Next: cd ${command.out} && npm install && pulumi stack init && pulumi up (README.md there says more).`,
   );
   io.out.write(`${lines.join("\n")}\n`);

@@ -22,17 +22,45 @@ interface FolderGroup {
   policies: UsablePolicy[];
 }
 
+/** The package an OPA policy's code declares, or undefined where none is found. */
+function regoPackage(code: Buffer): string | undefined {
+  return /^\s*package\s+([\w.]+)/m.exec(code.toString("utf8"))?.[1];
+}
+
 /**
  * One folder per kind and set of policy sets, so that each folder is what a policy set of the service holds
- * (one kind only) and every policy in it shares the same `policySetIds` when the folder is declared.
+ * (one kind only) and every policy in it shares the same `policySetIds` when the folder is declared. A folder loads
+ * all its `.rego` files together, while the service evaluates each API-managed OPA policy on its own code: two
+ * policies of one package (the same query, or rules of one name) would see each other's rules, or clash, so the
+ * second goes to a folder of its own (`-2`, `-3`...).
  */
-function groupPolicies(policies: readonly UsablePolicy[]): Map<string, FolderGroup> {
-  const groups = new Map<string, FolderGroup>();
+function groupPolicies(policies: readonly UsablePolicy[], report: ImportReport): Map<string, FolderGroup> {
+  const groups = new Map<string, FolderGroup & { packages: Map<string, string> }>();
   for (const policy of policies) {
     const policySetIds = [...policy.policySetIds].sort();
-    const folder = `${policySetIds.join("+") || "no-policy-set"}-${policy.kind}`;
-    const group = groups.get(folder) ?? { kind: policy.kind, policySetIds, policies: [] };
+    const base = `${policySetIds.join("+") || "no-policy-set"}-${policy.kind}`;
+    const regoPackageName = policy.kind === "opa" ? regoPackage(policy.code) : undefined;
+    let folder = base;
+    for (let suffix = 2; regoPackageName && groups.get(folder)?.packages.has(regoPackageName); suffix++) {
+      folder = `${base}-${suffix}`;
+    }
+    if (folder !== base && regoPackageName) {
+      const sharer = groups.get(base)?.packages.get(regoPackageName);
+      report.notes.push({
+        name: policy.name,
+        note:
+          `shares the Rego package ${regoPackageName} with ${sharer}; a folder loads every .rego file together, so ` +
+          `it has a folder of its own (${folder})`,
+      });
+    }
+    const group = groups.get(folder) ?? {
+      kind: policy.kind,
+      policySetIds,
+      policies: [] as UsablePolicy[],
+      packages: new Map<string, string>(),
+    };
     group.policies.push(policy);
+    if (regoPackageName) group.packages.set(regoPackageName, policy.name);
     groups.set(folder, group);
   }
   return new Map([...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -47,10 +75,11 @@ function policyBlock(name: string, attributes: [string, string | null][]): strin
 
 /**
  * Whether the folder file can hold a policy's description so that PolicyFolder reads it back unchanged: policies.hcl
- * takes a `description`, sentinel.hcl does not; and text with `${` or `%{` would come back as an HCL template.
+ * takes a `description`, sentinel.hcl does not; text with `${` or `%{` would come back as an HCL template, and white
+ * space around it (a trailing newline) trimmed, so that adopting would write a PATCH.
  */
 function describableInFile(kind: PolicyKind, description: string): boolean {
-  return kind === "opa" && !/\$\{|%\{/.test(description);
+  return kind === "opa" && !/\$\{|%\{/.test(description) && description === description.trim();
 }
 
 /**
@@ -59,7 +88,7 @@ function describableInFile(kind: PolicyKind, description: string): boolean {
  */
 export function renderFolders(policies: readonly UsablePolicy[], report: ImportReport): Map<string, Buffer> {
   const files = new Map<string, Buffer>();
-  for (const [folder, group] of groupPolicies(policies)) {
+  for (const [folder, group] of groupPolicies(policies, report)) {
     const directory = `${policySetsDirectory}/${folder}`;
     const fileNames = new FileNameAllocator();
     const blocks: string[] = [];
@@ -88,7 +117,6 @@ export function renderFolders(policies: readonly UsablePolicy[], report: ImportR
         ]),
       );
     }
-    noteSharedQueries(group, report);
     report.folders.push({
       path: directory,
       kind: group.kind,
@@ -100,27 +128,4 @@ export function renderFolders(policies: readonly UsablePolicy[], report: ImportR
     files.set(`${directory}/${configuration}`, Buffer.from(`${blocks.join("\n\n")}\n`));
   }
   return files;
-}
-
-/**
- * The service evaluates each API-managed OPA policy on its own code; a folder loads all its `.rego` files together,
- * so two policies with the same query would each see the other's rules there.
- */
-function noteSharedQueries(group: FolderGroup, report: ImportReport): void {
-  if (group.kind !== "opa") return;
-  const byQuery = new Map<string, string[]>();
-  for (const policy of group.policies) {
-    if (policy.query !== null) byQuery.set(policy.query, [...(byQuery.get(policy.query) ?? []), policy.name]);
-  }
-  for (const [query, names] of byQuery) {
-    if (names.length < 2) continue;
-    for (const name of names) {
-      report.notes.push({
-        name,
-        note:
-          `shares the query ${query} with ${names.filter((other) => other !== name).join(", ")}; a folder loads every ` +
-          ".rego file together, so each would see the others' rules: give each its own package before using the folder",
-      });
-    }
-  }
 }

@@ -4,13 +4,15 @@
  * `require-tags`, `1st-check` and `delete` are all names the service accepts and none is an identifier.
  */
 
-// Words a `const` may not be named (reserved words, strict-mode and contextual ones that would read badly), and the
-// name the generated program declares itself. Identifiers here start lowercase, so only lowercase words matter.
+// Words a `const` may not be named (reserved words, strict-mode and contextual ones that would read badly), the
+// names CommonJS gives every module (TypeScript reserves them at a module's top level: TS2441), and the name the
+// generated program declares itself. Identifiers here start lowercase, so only lowercase words matter.
 const unusableIdentifiers = new Set(
   [
     "break case catch class const continue debugger default delete do else enum export extends false finally for",
     "function if import in instanceof new null return super switch this throw true try typeof var void while with",
     "yield let static implements interface package private protected public await arguments eval undefined",
+    "require exports module",
     "organization",
   ].flatMap((words) => words.split(" ")),
 );
@@ -64,7 +66,8 @@ export class IdentifierAllocator {
 /** Why a code file is not named exactly after its policy. */
 export type FileNameChange =
   | "another file name differs only in letter case"
-  | "the name is a reserved device name on Windows";
+  | "the name is a reserved device name on Windows"
+  | "a .rego file ending in _test is an OPA test, which a folder does not load as a policy";
 
 export interface AllocatedFileName {
   fileName: string;
@@ -87,6 +90,9 @@ export class FileNameAllocator {
     if (windowsDeviceName.test(base)) {
       base = `${base}-policy`;
       change = "the name is a reserved device name on Windows";
+    } else if (extension === "rego" && base.endsWith("_test")) {
+      base = `${base}-policy`;
+      change = "a .rego file ending in _test is an OPA test, which a folder does not load as a policy";
     }
     let fileName = `${base}.${extension}`;
     for (let suffix = 2; this.taken.has(fileName.toLowerCase()); suffix++) {

@@ -1,4 +1,5 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
 export interface WriteOutcome {
@@ -6,6 +7,23 @@ export interface WriteOutcome {
   /** Files that differed and were replaced (only with `force`). */
   overwritten: string[];
   unchanged: string[];
+  /** Files an earlier import wrote that this one does not: a policy gone from the service, renamed, or moved. */
+  removed: string[];
+}
+
+/**
+ * The file where an import records what it wrote (path and SHA-256 of each file), so that the next import into the
+ * same directory can tell its own stale files (removed) from files someone edited since (refused without --force).
+ * A stale code file left behind would be loaded with its folder, or confuse a reader of the project.
+ */
+export const manifestFile = ".tfe-governance-import.json";
+
+interface Manifest {
+  files: Record<string, string>;
+}
+
+function sha256(content: Buffer): string {
+  return createHash("sha256").update(content).digest("hex");
 }
 
 /** Files already in the output directory that differ from what the import would write. */
@@ -19,8 +37,9 @@ export class ChangedFilesError extends Error {
         : `${paths.length} files in the output directory differ`;
     super(
       `${count} from what the import would write, and nothing was written:\n${shown.join("\n")}\n` +
-        "They were edited since the last import, or the service changed. Commit or move your edits, then run the " +
-        "import again with --force to overwrite them, or choose another --out directory.",
+        "They were edited since the last import wrote them (or were there before any import). Commit or move your " +
+        "edits, then run the import again with --force to overwrite them (or remove those whose policy is gone), " +
+        "or choose another --out directory.",
     );
   }
 }
@@ -35,23 +54,39 @@ async function existing(path: string): Promise<Buffer | undefined> {
 }
 
 /**
- * Writes `files` under `directory`. Every file is compared first: when one that exists differs and `force` is not
- * set, nothing at all is written, so a refused run leaves the directory as it was. Identical files are not
- * touched, so a second import of an unchanged organization changes nothing, not even modification times.
+ * Writes `files` under `directory`. Every file is compared first, with what is there and with what the last import
+ * wrote (its manifest): when one was edited since and `force` is not set, nothing at all is written, so a refused
+ * run leaves the directory as it was. A file the last import wrote as it is now follows the service: replaced, or
+ * removed when this import does not write it. Identical files are not touched, so a second import of an unchanged
+ * organization changes nothing, not even modification times.
  */
 export async function writeProject(
   directory: string,
   files: ReadonlyMap<string, Buffer>,
   options: { force: boolean; onWritten?: (done: number, total: number) => void },
 ): Promise<WriteOutcome> {
-  const outcome: WriteOutcome = { created: [], overwritten: [], unchanged: [] };
+  const outcome: WriteOutcome = { created: [], overwritten: [], unchanged: [], removed: [] };
+  const previous = await existing(join(directory, manifestFile));
+  const written = previous ? (JSON.parse(previous.toString("utf8")) as Manifest).files : {};
+  // A file that differs from what the last import wrote was edited since: only --force replaces or removes it.
+  const edited: string[] = [];
   for (const [path, content] of files) {
     const current = await existing(join(directory, path));
     if (current === undefined) outcome.created.push(path);
     else if (current.equals(content)) outcome.unchanged.push(path);
-    else outcome.overwritten.push(path);
+    else {
+      outcome.overwritten.push(path);
+      if (sha256(current) !== written[path]) edited.push(path);
+    }
   }
-  if (outcome.overwritten.length > 0 && !options.force) throw new ChangedFilesError(outcome.overwritten);
+  for (const [path, hash] of Object.entries(written)) {
+    if (files.has(path)) continue;
+    const current = await existing(join(directory, path));
+    if (current === undefined) continue;
+    outcome.removed.push(path);
+    if (sha256(current) !== hash) edited.push(path);
+  }
+  if (edited.length > 0 && !options.force) throw new ChangedFilesError(edited);
   const toWrite = [...outcome.created, ...outcome.overwritten];
   for (const [index, path] of toWrite.entries()) {
     const target = join(directory, path);
@@ -59,5 +94,11 @@ export async function writeProject(
     await writeFile(target, files.get(path)!);
     options.onWritten?.(index + 1, toWrite.length);
   }
+  for (const path of outcome.removed) await rm(join(directory, path), { force: true });
+  const manifest: Manifest = {
+    files: Object.fromEntries([...files].map(([path, content]) => [path, sha256(content)]).sort()),
+  };
+  const manifestText = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
+  if (!previous?.equals(manifestText)) await writeFile(join(directory, manifestFile), manifestText);
   return outcome;
 }

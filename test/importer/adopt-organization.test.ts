@@ -22,8 +22,16 @@ const token = "adopt-organization-token-01";
 const policySets = ["polset-adoptA0000001", "polset-adoptB0000001", "polset-adoptC0000001"];
 const policyCount = 150;
 
-/** Names a program cannot use as they are, among plain ones. */
-const awkwardNames = ["require-tags", "Require-Tags", "require_tags", "delete", "1st-check", "con", "organization"];
+/**
+ * Names a program or a folder cannot use as they are, among plain ones: reserved words, CommonJS's own names, a
+ * device name, a name a folder would load as an OPA test (index 8 is an OPA policy).
+ */
+const awkwardNames = [
+  ...["require-tags", "Require-Tags", "require_tags", "delete", "1st-check", "con", "organization"],
+  ...["require", "deny_test", "exports", "module"],
+];
+/** OPA policies (index % 3 === 2) of one package with rules of the same name: a folder must not load them together. */
+const sharedPackage = new Set([11, 14]);
 
 interface SeededPolicy extends CreatePolicyOptions {
   code: string;
@@ -33,15 +41,19 @@ function seededPolicy(index: number): SeededPolicy {
   const name = awkwardNames[index] ?? `policy-${String(index).padStart(3, "0")}`;
   const opa = index % 3 === 2;
   const sets = [[], [policySets[0]!], [policySets[1]!], [policySets[0]!, policySets[2]!]][index % 4]!;
-  const descriptions = [null, `Policy ${index}`, `Says "why" \\ ${"${"}and more}\non two lines`, "Ünïcödé ✓", ""];
+  const descriptions = [
+    ...[null, `Policy ${index}`, `Says "why" \\ ${"${"}and more}\non two lines`, "Ünïcödé ✓", ""],
+    "Ends in a newline\n",
+  ];
   const base = { name, description: descriptions[index % descriptions.length]!, policySetIds: sets };
   if (opa) {
+    const regoPackage = sharedPackage.has(index) ? "terraform.shared" : `terraform.p${index}`;
     return {
       ...base,
       kind: "opa",
-      query: `data.terraform.p${index}.deny`,
+      query: `data.${regoPackage}.deny`,
       enforcementLevel: (["mandatory", "advisory"] as const)[index % 2]!,
-      code: `package terraform.p${index}\n\ndeny contains msg if { false; msg := "${index}" }\n`,
+      code: `package ${regoPackage}\n\ndefault allowed := ${index % 2 === 0}\n\ndeny contains msg if { false; msg := "${index}" }\n`,
     };
   }
   return {

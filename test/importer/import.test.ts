@@ -164,7 +164,7 @@ describe("tfe-governance import", () => {
 
     const second = await runImport(args);
     expect(second.status, second.stderr).toBe(0);
-    expect(second.stdout).toMatch(/files: 0 created, 0 overwritten, 9 unchanged/);
+    expect(second.stdout).toMatch(/files: 0 created, 0 overwritten, 9 unchanged, 0 removed/);
     expect((await stat(program)).mtimeMs).toBe(before.mtimeMs);
 
     const edited = join(out, "policies", "require-tags.sentinel");
@@ -181,8 +181,32 @@ describe("tfe-governance import", () => {
 
     const forced = await runImport([...args, "--force"]);
     expect(forced.status, forced.stderr).toBe(0);
-    expect(forced.stdout).toMatch(/files: 1 created, 1 overwritten, 7 unchanged/);
+    expect(forced.stdout).toMatch(/files: 1 created, 1 overwritten, 7 unchanged, 0 removed/);
     expect(await readFile(edited, "utf8")).toBe(code["require-tags"]);
+  });
+
+  it("removes the files of policies gone since the last import, and refuses to remove one edited since", async () => {
+    const out = await freshDirectory("stale");
+    const importing = (search: string, ...more: string[]) =>
+      runImport(["--organization", organization, "--out", out, "--search", search, ...more]);
+    expect((await importing("re")).status).toBe(0);
+    const stale = join(out, "policies", "restrict-types.sentinel");
+    await stat(stale);
+
+    const narrowed = await importing("require");
+    expect(narrowed.status, narrowed.stderr).toBe(0);
+    expect(narrowed.stdout).toMatch(/1 removed \(policies\/restrict-types\.sentinel\)/);
+    await expect(stat(stale)).rejects.toThrow(/ENOENT/);
+    expect(await declaredPolicies(out)).toEqual(["require-tags"]);
+
+    expect((await importing("re")).status).toBe(0);
+    await writeFile(stale, "main = rule { false }\n");
+    const refused = await importing("require");
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/nothing was written:\n {2}policies\/restrict-types\.sentinel\n/);
+    expect(await readFile(stale, "utf8")).toBe("main = rule { false }\n");
+    expect((await importing("require", "--force")).status).toBe(0);
+    await expect(stat(stale)).rejects.toThrow(/ENOENT/);
   });
 
   it("reads the token from the Terraform CLI credentials file, as the library does", async () => {

@@ -20,6 +20,15 @@ function policy(name: string, overrides: Partial<ImportedPolicy> = {}): Imported
   };
 }
 
+function opaPolicy(name: string, regoPackage: string, overrides: Partial<ImportedPolicy>): ImportedPolicy {
+  return policy(name, {
+    kind: "opa",
+    query: `data.${regoPackage}.deny`,
+    code: Buffer.from(`package ${regoPackage}\n\ndeny contains "${name}" if { false }\n`),
+    ...overrides,
+  });
+}
+
 function source(policies: ImportedPolicy[], deprecations: ImportedDeprecation[] = []): ImportSource {
   return { organization: "acme", address: "https://app.terraform.io", isDefaultAddress: true, policies, deprecations };
 }
@@ -273,8 +282,8 @@ describe("the folder layout", () => {
     policy("require-tags", { policySetIds: ["polset-b", "polset-a"], description: 'Tags "owner" and ${cost}' }),
     policy("restrict-types", { policySetIds: ["polset-a", "polset-b"], enforcementLevel: "hard-mandatory" }),
     policy("loose", {}),
-    policy("deny-public", { kind: "opa", query: "data.terraform.deny", enforcementLevel: "mandatory" }),
-    policy("deny-iam", { kind: "opa", query: "data.terraform.deny", enforcementLevel: "advisory" }),
+    opaPolicy("deny-public", "terraform.public", { enforcementLevel: "mandatory" }),
+    opaPolicy("deny-iam", "terraform.iam", { enforcementLevel: "advisory" }),
   ];
 
   it("writes one folder per kind and set of policy sets, in the service's folder format", () => {
@@ -312,12 +321,12 @@ describe("the folder layout", () => {
     expect(text(files, "policy-sets/no-policy-set-opa/policies.hcl")).toBe(
       [
         'policy "deny-iam" {',
-        '  query             = "data.terraform.deny"',
+        '  query             = "data.terraform.iam.deny"',
         '  enforcement_level = "advisory"',
         "}",
         "",
         'policy "deny-public" {',
-        '  query             = "data.terraform.deny"',
+        '  query             = "data.terraform.public.deny"',
         '  enforcement_level = "mandatory"',
         "}",
         "",
@@ -349,10 +358,33 @@ describe("the folder layout", () => {
     expect(text(files, "index.ts")).not.toMatch(/new Policy\(/);
   });
 
-  it("warns where OPA policies of one folder share a query, which a folder evaluates together", () => {
-    const { report } = planProject(source(policies), "folder");
-    expect(report.notes.map((note) => note.name).sort()).toEqual(["deny-iam", "deny-public"]);
-    expect(report.notes[0]!.note).toMatch(/shares the query data\.terraform\.deny.*own package/);
+  it("gives OPA policies of one package folders of their own, since a folder loads its .rego files together", () => {
+    const samePackage = [
+      opaPolicy("deny-public", "terraform", {}),
+      opaPolicy("deny-iam", "terraform", {}),
+      opaPolicy("deny-misc", "terraform.misc", {}),
+    ];
+    const { files, report } = planProject(source(samePackage), "folder");
+    expect([...files.keys()].filter((path) => path.endsWith(".rego")).sort()).toEqual([
+      "policy-sets/no-policy-set-opa-2/deny-public.rego",
+      "policy-sets/no-policy-set-opa/deny-iam.rego",
+      "policy-sets/no-policy-set-opa/deny-misc.rego",
+    ]);
+    expect(report.notes).toEqual([
+      { name: "deny-public", note: expect.stringMatching(/shares the Rego package terraform with deny-iam.*-opa-2/) },
+    ]);
+  });
+
+  it("names no .rego file *_test, which a folder would skip as an OPA test", () => {
+    const { files } = planProject(source([opaPolicy("deny_test", "terraform", {})]), "folder");
+    expect([...files.keys()]).toContain("policy-sets/no-policy-set-opa/deny_test-policy.rego");
+  });
+
+  it("keeps a description the folder file would trim in the program's overrides", () => {
+    const described = [opaPolicy("deny", "terraform", { description: "Ends in a newline\n" })];
+    const { files } = planProject(source(described), "folder");
+    expect(text(files, "policy-sets/no-policy-set-opa/policies.hcl")).not.toMatch(/description/);
+    expect(text(files, "index.ts")).toContain('"deny": { description: "Ends in a newline\\n" },');
   });
 
   it.each([
