@@ -1,11 +1,12 @@
 // The provider's cost under the real Pulumi engine, next to the engine's floor: the same program with the same
 // number of dynamic resources under a provider that makes no request (bench/engine-program/index.js). For each N
 // (policies, with code from files, plus N/4 module version deprecations) it times `up` from empty, a no-change
-// `preview`, a no-drift `refresh`, an `up` that changes every enforcement level and `destroy`, ours and the floor
-// interleaved operation by operation, several runs; counts requests from the local server's request log; measures
-// state bytes per resource and the peak memory of the dynamic provider's process; times `up` and `destroy` against
-// a server that enforces 30 requests per second; and repeats up/destroy rounds on one server to show whether time
-// grows. Writes bench/results/engine.{json,md,svg} and the README's performance table. Nothing is asserted.
+// `preview`, the first no-drift `refresh` after that up (it reads back the code just uploaded), the scheduled drift
+// check (the same refresh again: nothing to download), an `up` that changes every enforcement level and `destroy`,
+// ours and the floor interleaved operation by operation, several runs; counts requests from the local server's
+// request log; measures state bytes per resource and the peak memory of the dynamic provider's process; times `up`,
+// both refreshes and `destroy` against a server that enforces 30 requests per second; and repeats up/destroy rounds
+// on one server to show whether time grows. Writes bench/results/engine.{json,md,svg} and the README's performance table. Nothing is asserted.
 //
 //   npm run bench:engine                      # N = 50, 100, 200, 400; 3 runs (about half an hour)
 //   BENCH_QUICK=1 npm run bench:engine        # N = 50, 100; 1 run; rounds at N = 50
@@ -38,10 +39,13 @@ const organization = "bench";
 const token = "bench-token.atlasv1.0123456789abcdef";
 const moduleName = "bench";
 const moduleProvider = "aws";
-const operations = ["up", "preview", "refresh", "update", "destroy"] as const;
+const operations = ["up", "preview", "refresh", "drift check", "update", "destroy"] as const;
 type Operation = (typeof operations)[number];
 type Variant = "ours" | "floor";
-const goals: Partial<Record<Operation, number>> = { up: 1.15, preview: 1.15, destroy: 1.1 };
+const goals: Partial<Record<Operation, number>> = { up: 1.15, preview: 1.15, "drift check": 1.0, destroy: 1.1 };
+/** What runs against the server that enforces the service's rate limit, in this order. */
+const limitedOperations = ["up", "refresh", "drift check", "destroy"] as const;
+type LimitedOperation = (typeof limitedOperations)[number];
 
 /** The most policies any run declares, the warm-up's included: files and module versions are made for that many. */
 function largestSize(): number {
@@ -67,7 +71,7 @@ interface Sample {
 interface LimitedSample {
   size: number;
   run: number;
-  operation: "up" | "destroy";
+  operation: LimitedOperation;
   ms: number;
   requests: number;
   rejected: number;
@@ -204,6 +208,7 @@ const commands: Record<Operation, string[]> = {
   // --expect-no-changes makes a preview or refresh that finds anything fail, so the no-change claim is checked.
   preview: ["preview", "--expect-no-changes"],
   refresh: ["refresh", "--yes", "--skip-preview", "--expect-no-changes"],
+  "drift check": ["refresh", "--yes", "--skip-preview", "--expect-no-changes"],
   update: ["up", "--yes", "--skip-preview"],
   destroy: ["destroy", "--yes", "--skip-preview"],
 };
@@ -358,7 +363,7 @@ async function main(): Promise<void> {
             );
           }
         }
-        for (const operation of ["up", "destroy"] as const) {
+        for (const operation of limitedOperations) {
           const result = await timed(limited, limitedServer, size, operation);
           limitedSamples.push({ size, run, operation, ...result });
           log(
@@ -571,7 +576,7 @@ async function writeResults(results: {
   );
   lines.push("|---|---|---|---|---|---|---|---|---|---|");
   for (const size of sizes) {
-    for (const operation of ["up", "destroy"] as const) {
+    for (const operation of limitedOperations) {
       const matching = limitedSamples.filter((s) => s.size === size && s.operation === operation);
       const time = spread(matching.map((s) => s.ms));
       const requests = spread(matching.map((s) => s.requests)).median;

@@ -2,6 +2,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import type { ModuleVersionAddress } from "../client/module-versions";
+import type { Deprecation } from "../client/registry";
 import { isWebLink, semanticVersionPattern } from "../contract/limits";
 import { reasonWithoutNotice } from "../contract/module-versions";
 import { segmentProblem } from "../contract/paths";
@@ -13,6 +14,7 @@ import {
   checkPathValue,
   defaultOrganization,
   isUnknown,
+  SharedListings,
 } from "./provider-context";
 import { ShimResource } from "./shim";
 
@@ -171,6 +173,8 @@ function deprecatedAlreadyMessage(id: string, held: { reason: string }): string 
 
 /** Pulumi's provider for `ModuleVersionDeprecation`, run in the engine's dynamic-provider process through the shim. */
 export class ModuleVersionDeprecationProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
+  private readonly listings = new SharedListings<Deprecation | null>();
+
   /** Every input rule, before any request; unknown values (preview) pass. */
   async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
     const failures = argumentFailures(deprecationProperties, news, "ModuleVersionDeprecation");
@@ -300,20 +304,8 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
   async read(id: string, props: Partial<ModuleVersionDeprecationOutputs>): Promise<pulumi.dynamic.ReadResult> {
     const client = this.context.client;
     const address = parseId(id);
-    let deprecation: { reason: string; link: string | null } | null;
-    try {
-      const record = await client.registry.getModuleVersion({
-        namespace: address.organization,
-        name: address.name,
-        provider: address.provider,
-        version: address.version,
-      });
-      deprecation = record.deprecation;
-    } catch (error) {
-      if (error instanceof TfeApiError && error.status === 404 && (await isProvablyGone(client, address))) return {};
-      throw describeFailure("reading", address, error);
-    }
-    // Reinstated outside Pulumi: an empty result drops the resource from state.
+    const deprecation = await this.readDeprecation(client, address);
+    // Reinstated outside Pulumi (or the version gone): an empty result drops the resource from state.
     if (deprecation === null) return {};
     const outs: ModuleVersionDeprecationOutputs = {
       organization: address.organization,
@@ -328,6 +320,30 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
     };
     const { deprecationId: _deprecationId, effectiveReason: _effectiveReason, ...inputs } = outs;
     return { id, props: outs, inputs };
+  }
+
+  /**
+   * The version's deprecation, null when it has none or the version is gone. Refreshing a stack reads every version
+   * at once: the module's list of versions, one request, answers all but the first read of each module.
+   */
+  private async readDeprecation(client: TfeClient, address: ModuleVersionAddress): Promise<Deprecation | null> {
+    const module = { namespace: address.organization, name: address.name, provider: address.provider };
+    const listing = this.listings.listing(`${module.namespace}/${module.name}/${module.provider}`, async () => {
+      const versions = await client.registry.listModuleVersions(module);
+      return new Map(versions.map((entry) => [entry.version, entry.deprecation]));
+    });
+    const listed = await listing?.then(
+      (versions) => versions,
+      () => undefined,
+    );
+    // A version missing from its module's list is gone, which is what delete would have done.
+    if (listed) return listed.get(address.version) ?? null;
+    try {
+      return (await client.registry.getModuleVersion({ ...module, version: address.version })).deprecation;
+    } catch (error) {
+      if (error instanceof TfeApiError && error.status === 404 && (await isProvablyGone(client, address))) return null;
+      throw describeFailure("reading", address, error);
+    }
   }
 
   /** Reinstates the version fully. A version that is not deprecated any more, or is gone, is what delete wants. */

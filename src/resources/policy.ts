@@ -30,6 +30,7 @@ import {
   checkOrganization,
   defaultOrganization,
   isUnknown,
+  SharedListings,
   sameValue,
   unknownValue,
 } from "./provider-context";
@@ -145,6 +146,8 @@ function loadCode(inputs: Pick<PolicyInputs, "code" | "codeFile">): Buffer {
 
 /** Pulumi's provider for `Policy`, run in the engine's dynamic-provider process through the thin shim. */
 export class PolicyProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
+  private readonly listings = new SharedListings<ServicePolicy>();
+
   /** Every input rule, before any request; unknown values (preview) pass. */
   async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
     const failures = argumentFailures(policyProperties, news, "Policy");
@@ -377,24 +380,66 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
 
   async read(id: string, props: Partial<PolicyOutputs>): Promise<pulumi.dynamic.ReadResult> {
     const client = this.context.client;
-    let policy: ServicePolicy;
+    const policy = await this.readPolicy(client, id, props.organization);
+    // Deleted outside Pulumi: an empty result drops the resource from state.
+    if (!policy) return {};
+    const outs = toOutputs(props as PolicyInputs, policy, null, 0);
+    if (this.codeUnchanged(policy, props)) {
+      Object.assign(outs, { codeHash: props.codeHash, codeSize: props.codeSize });
+    } else {
+      const code = policy.hasCode ? await downloadCode(client, id) : undefined;
+      Object.assign(outs, { codeHash: code ? hashCode(code) : null, codeSize: code?.byteLength ?? 0 });
+      if (props.code !== undefined && code) outs.code = code.toString("utf8");
+    }
+    const { policyId: _id, policySetCount: _count, updatedAt: _updated, ...inputs } = outs;
+    return { id, props: outs, inputs };
+  }
+
+  /**
+   * Whether the code the state records is still the code on the service, without downloading it: every upload moves
+   * the policy's `updated-at` (null until the first; service facts), and the state keeps the `updated-at` at which
+   * its code was last uploaded or read. `tfe:verifyCodeOnRefresh` downloads regardless.
+   */
+  private codeUnchanged(policy: ServicePolicy, props: Partial<PolicyOutputs>): boolean {
+    if (this.context.verifyCodeOnRefresh || props.codeHash == null || props.codeSize === undefined) return false;
+    return props.updatedAt != null && policy.updatedAt === props.updatedAt;
+  }
+
+  /**
+   * The policy as the service holds it, or undefined when it is gone. Refreshing a stack reads every policy at once:
+   * the organization's list (100 a page) answers all but the first read, instead of a show each.
+   */
+  private async readPolicy(
+    client: TfeClient,
+    id: string,
+    organization: string | undefined,
+  ): Promise<ServicePolicy | undefined> {
+    const listing =
+      organization === undefined
+        ? undefined
+        : this.listings.listing(organization, () => listPolicies(client, organization));
+    const listed = await listing?.then(
+      (policies) => policies,
+      // A failed listing costs nothing but the shortcut: each read goes alone, and says why it failed itself.
+      () => undefined,
+    );
+    if (listed) {
+      const policy = listed.get(id);
+      // Not in a list this token could read: gone. A list may leave the policy sets out of a policy that has some.
+      if (!policy || policy.policySetIds !== undefined) return policy;
+      if (policy.policySetCount === 0) return { ...policy, policySetIds: [] };
+    }
     try {
-      policy = await client.policies.read(id);
+      return await client.policies.read(id);
     } catch (error) {
       if (!(error instanceof TfeApiError && error.status === 404)) throw error;
-      // Deleted outside Pulumi: an empty result drops the resource from state.
-      if (await canListPolicies(client, props.organization)) return {};
+      if (await canListPolicies(client, organization)) return undefined;
       throw new Error(
         `reading policy ${id} failed: the service answered 404, and this token cannot list the policies of ` +
-          `organization "${props.organization}" either, so the token may lack access rather than the policy be ` +
+          `organization "${organization}" either, so the token may lack access rather than the policy be ` +
           "gone; it stays in state. Check tfe:token, TFE_TOKEN or the credentials file",
       );
     }
-    const code = policy.hasCode ? await downloadCode(client, id) : undefined;
-    const outs = toOutputs(props as PolicyInputs, policy, code ? hashCode(code) : null, code?.byteLength ?? 0);
-    if (props.code !== undefined && code) outs.code = code.toString("utf8");
-    const { policyId: _id, policySetCount: _count, updatedAt: _updated, ...inputs } = outs;
-    return { id, props: outs, inputs };
   }
 
   async update(id: string, olds: PolicyOutputs, news: PolicyInputs): Promise<pulumi.dynamic.UpdateResult> {
@@ -411,7 +456,10 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       codeHash = hashCode(code);
       codeSize = code.byteLength;
     }
-    return { outs: toOutputs(news, afterUpload(policy, codeChanged), codeHash, codeSize) };
+    // Without an upload the state keeps the updated-at at which its code was last verified: a PATCH may move it, and
+    // an upload by someone else before the PATCH would otherwise never be downloaded.
+    const verifiedAt = codeChanged ? null : olds.updatedAt;
+    return { outs: toOutputs(news, { ...policy, updatedAt: verifiedAt }, codeHash, codeSize) };
   }
 
   async delete(id: string, props: Partial<PolicyOutputs> = {}): Promise<void> {
@@ -512,6 +560,15 @@ export function nameTakenMessage(inputs: Pick<PolicyInputs, "name" | "organizati
     "adoptExisting: true; if a killed pulumi up created it, run npx tfe-governance pending-creates --apply " +
     "(README: After a cancelled run); else choose another name"
   );
+}
+
+/** Every policy of `organization`, by id, with the policy sets each is in where the list says. */
+async function listPolicies(client: TfeClient, organization: string): Promise<ReadonlyMap<string, ServicePolicy>> {
+  const policies = new Map<string, ServicePolicy>();
+  for await (const policy of client.policies.listAll(organization, { includePolicySets: true })) {
+    policies.set(policy.id, policy);
+  }
+  return policies;
 }
 
 /**

@@ -26,6 +26,14 @@ export class ProviderContext {
    */
   readonly claimed = new Map<string, "created" | "adopted">();
 
+  /**
+   * `tfe:verifyCodeOnRefresh` (or `TFE_VERIFY_CODE_ON_REFRESH`) set to `true`: refresh downloads every policy's code,
+   * instead of only code whose `updated-at` moved since the state recorded it.
+   */
+  get verifyCodeOnRefresh(): boolean {
+    return (this.stackConfig?.get("verifyCodeOnRefresh") ?? process.env.TFE_VERIFY_CODE_ON_REFRESH) === "true";
+  }
+
   /** Whether a create of this operation adopted `id`: then it is another resource's now, not to be deleted. */
   adoptedThisOperation(id: string): boolean {
     return this.claimed.get(id) === "adopted";
@@ -85,6 +93,31 @@ export class ProviderContext {
       `. This used ${setting} as Pulumi recorded it at the last "pulumi up": refresh and destroy do not read the ` +
       `stack config of now. If ${setting} changed since, run ${command} once, which also records the new value`;
     return error;
+  }
+}
+
+/**
+ * Reads that share one listing during an operation. The engine refreshes every resource at once, each with a read of
+ * its own: the first read of a key (an organization, a module) goes alone, so a resource refreshed alone still costs
+ * one request, and every later read of that key waits for one listing, fetched once however many wait. The provider
+ * process lives for one operation, so nothing read here outlives it.
+ */
+export class SharedListings<T> {
+  private readonly readAlone = new Set<string>();
+  private readonly listings = new Map<string, Promise<ReadonlyMap<string, T>>>();
+
+  /** The listing of `key` to answer from, or undefined where this read should go alone. */
+  listing(key: string, fetch: () => Promise<ReadonlyMap<string, T>>): Promise<ReadonlyMap<string, T>> | undefined {
+    if (!this.readAlone.has(key)) {
+      this.readAlone.add(key);
+      return undefined;
+    }
+    let listing = this.listings.get(key);
+    if (!listing) {
+      listing = fetch();
+      this.listings.set(key, listing);
+    }
+    return listing;
   }
 }
 

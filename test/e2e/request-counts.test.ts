@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TfeClient } from "../../src/client";
 import { providerSource } from "../../src/resources/shim";
 import type { RunningServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
@@ -32,21 +33,23 @@ function declared(enforcementLevel: string) {
   };
 }
 
+/** Requests answered while `action` ran, as "METHOD route" (the download origin's as "GET download origin"). */
+async function requestsWhile(server: RunningServer, action: () => Promise<unknown>): Promise<Record<string, number>> {
+  server.requestLog.clear();
+  await action();
+  const counts: Record<string, number> = {};
+  for (const entry of server.requestLog.entries()) {
+    const key = `${entry.method} ${entry.origin === "download" ? "download origin" : entry.route}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+}
+
 describe("requests per operation under the real engine", () => {
   let server: RunningServer;
   let project: PulumiProject;
 
-  /** Requests answered while `action` ran, as "METHOD route" (the download origin's as "GET download origin"). */
-  const requestsOf = async (action: () => Promise<unknown>): Promise<Record<string, number>> => {
-    server.requestLog.clear();
-    await action();
-    const counts: Record<string, number> = {};
-    for (const entry of server.requestLog.entries()) {
-      const key = `${entry.method} ${entry.origin === "download" ? "download origin" : entry.route}`;
-      counts[key] = (counts[key] ?? 0) + 1;
-    }
-    return counts;
-  };
+  const requestsOf = (action: () => Promise<unknown>) => requestsWhile(server, action);
   const declare = (enforcementLevel: string) =>
     project.writeFile("spec.json", JSON.stringify(declared(enforcementLevel)));
 
@@ -99,14 +102,30 @@ describe("requests per operation under the real engine", () => {
     expect(await requestsOf(() => project.run(["preview", "--expect-no-changes"]))).toEqual({});
   }, 120_000);
 
-  it("a no-drift refresh: one show and one download (plus the download origin) per policy, one read per deprecation", async () => {
-    // Without --skip-preview the engine reads everything twice: once to preview the refresh, once to do it.
-    const refresh = ["refresh", "--yes", "--skip-preview", "--expect-no-changes"];
+  // Without --skip-preview the engine reads everything twice: once to preview the refresh, once to do it.
+  const refresh = ["refresh", "--yes", "--skip-preview", "--expect-no-changes"];
+  const registry = {
+    version: "GET /api/registry/v1/modules/:namespace/:name/:provider/:version",
+    versions: "GET /api/registry/v1/modules/:namespace/:name/:provider/versions",
+  };
+
+  it("the first refresh after up: one show, the organization's list, and the code just uploaded, once", async () => {
     expect(await requestsOf(() => project.run(refresh))).toEqual({
-      "GET /api/v2/policies/:policyId": 4,
+      "GET /api/v2/policies/:policyId": 1,
+      "GET /api/v2/organizations/:organization/policies": 1,
       "GET /api/v2/policies/:policyId/download": 4,
       "GET download origin": 4,
-      "GET /api/registry/v1/modules/:namespace/:name/:provider/:version": 2,
+      [registry.version]: 1,
+      [registry.versions]: 1,
+    });
+  }, 120_000);
+
+  it("a no-drift refresh: one show and the organization's list for the policies, no download; one module read", async () => {
+    expect(await requestsOf(() => project.run(refresh))).toEqual({
+      "GET /api/v2/policies/:policyId": 1,
+      "GET /api/v2/organizations/:organization/policies": 1,
+      [registry.version]: 1,
+      [registry.versions]: 1,
     });
   }, 120_000);
 
@@ -121,4 +140,78 @@ describe("requests per operation under the real engine", () => {
       "PATCH /api/v2/organizations/:organization/registry-modules/private/:namespace/:name/:provider/:version": 2,
     });
   }, 180_000);
+});
+
+// The scheduled drift check at the service's own rate limit (30 requests per second per token), at N = 200: what it
+// costs when nothing drifted, and that it still finds an outside level change and an outside upload.
+describe("a drift check of 200 policies at the service's rate limit", () => {
+  const count = 200;
+  let server: RunningServer;
+  let project: PulumiProject;
+  const policies = Array.from({ length: count }, (_, index) => ({
+    resource: `drift-${index}`,
+    enforcementLevel: "soft-mandatory",
+    code: `main = rule { true } # ${index}\n`,
+  }));
+
+  const apiRequests = (action: () => Promise<unknown>) => requestsWhile(server, action);
+
+  beforeAll(async () => {
+    server = await startSeededServer({ organization, token }, { rateLimit: 30 });
+    project = await PulumiProject.create({
+      name: "tfe-governance-drift",
+      files: { "index.js": programSource, "spec.json": JSON.stringify({ policies, deprecations: [] }) },
+      config: { "tfe:address": server.url, "tfe:organization": organization },
+      secrets: { "tfe:token": token },
+    });
+    await project.run(["up", "--yes", "--skip-preview"]);
+    // The updated-at of each upload is learnt here, with its code read back once.
+    await project.run(["refresh", "--yes", "--skip-preview"]);
+  }, 600_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await project?.dispose();
+  });
+
+  it("no drift: one show and two list pages, no download", async () => {
+    const refresh = ["refresh", "--yes", "--skip-preview", "--expect-no-changes"];
+    expect(await apiRequests(() => project.run(refresh))).toEqual({
+      "GET /api/v2/policies/:policyId": 1,
+      "GET /api/v2/organizations/:organization/policies": 2,
+    });
+  }, 300_000);
+
+  it("an outside level change and an outside upload fail the drift check, and refresh records both", async () => {
+    const client = new TfeClient({ address: server.url, token });
+    try {
+      const ids = JSON.parse((await project.run(["stack", "output", "policyIds", "--json"])).stdout);
+      await client.policies.update(ids["drift-7"], { enforcementLevel: "hard-mandatory" });
+      await client.policies.upload(ids["drift-42"], "main = rule { false }\n");
+      const check = await project.run(["preview", "--refresh", "--expect-no-changes", "--diff"], {
+        allowFailure: true,
+      });
+      expect(check.code).not.toBe(0);
+      expect(check.output).toMatch(/drift-7[\s\S]*enforcementLevel/);
+      expect(check.output).toMatch(/drift-42[\s\S]*codeHash/);
+
+      const recorded = await apiRequests(() => project.run(["refresh", "--yes", "--skip-preview"]));
+      expect(recorded).toEqual({
+        "GET /api/v2/policies/:policyId": 1,
+        "GET /api/v2/organizations/:organization/policies": 2,
+        // The upload moved drift-42's updated-at; our server moves it on a PATCH too (drift-7).
+        "GET /api/v2/policies/:policyId/download": 2,
+        "GET download origin": 2,
+      });
+      const state = JSON.parse((await project.run(["stack", "export"])).stdout) as {
+        deployment: { resources: { urn: string; outputs: Record<string, unknown> }[] };
+      };
+      const outputsOf = (name: string) =>
+        state.deployment.resources.find((resource) => resource.urn.endsWith(`::${name}`))?.outputs;
+      expect(outputsOf("drift-7")).toMatchObject({ enforcementLevel: "hard-mandatory" });
+      expect(outputsOf("drift-42")).toMatchObject({ code: "main = rule { false }\n" });
+    } finally {
+      await client.close();
+    }
+  }, 300_000);
 });

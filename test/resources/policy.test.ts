@@ -481,6 +481,63 @@ describe("read", () => {
     expect(diff).toMatchObject({ changes: true, replaces: [] });
   });
 
+  /** Reads every policy as one refresh does (a provider of its own, all reads at once); returns requests by route. */
+  async function refreshAll(states: { id: string; outs: PolicyOutputs }[], verify = false) {
+    const operation = new PolicyProvider();
+    operation.context.useClient(client);
+    if (verify) process.env.TFE_VERIFY_CODE_ON_REFRESH = "true";
+    server.requestLog.clear();
+    try {
+      const results = await Promise.all(states.map(({ id, outs }) => operation.read(id, outs)));
+      const requests: Record<string, number> = {};
+      for (const entry of server.requestLog.entries()) {
+        const key = `${entry.method} ${entry.origin === "download" ? "download origin" : entry.route}`;
+        requests[key] = (requests[key] ?? 0) + 1;
+      }
+      return { results, requests };
+    } finally {
+      delete process.env.TFE_VERIFY_CODE_ON_REFRESH;
+    }
+  }
+  const show = "GET /api/v2/policies/:policyId";
+  const list = "GET /api/v2/organizations/:organization/policies";
+  const download = "GET /api/v2/policies/:policyId/download";
+
+  it("reads a stack's policies from the organization's list, and downloads only code whose updated-at moved", async () => {
+    const made: { id: string; outs: PolicyOutputs }[] = [];
+    for (const name of ["one", "two", "three", "four"]) made.push(await created({ name: `listed-${name}` }));
+    // Just uploaded: the updated-at of that upload is not known yet, so the first refresh downloads each once.
+    const first = await refreshAll(made);
+    expect(first.requests).toEqual({ [show]: 1, [list]: 1, [download]: 4, "GET download origin": 4 });
+    const recorded = made.map(({ id }, index) => ({ id, outs: first.results[index]!.props as PolicyOutputs }));
+    expect(recorded.every(({ outs }) => outs.updatedAt !== null)).toBe(true);
+
+    const second = await refreshAll(recorded);
+    expect(second.requests).toEqual({ [show]: 1, [list]: 1 });
+    expect(second.results.map((result) => result.props)).toEqual(recorded.map(({ outs }) => outs));
+
+    // Outside Pulumi: a new level on one, new code on another. Both show, and only the changed code is downloaded.
+    await client.policies.update(recorded[1]!.id, { enforcementLevel: "hard-mandatory" });
+    await client.policies.upload(recorded[2]!.id, "main = rule { false }\n");
+    const third = await refreshAll(recorded);
+    expect(third.results[1]!.props).toMatchObject({ enforcementLevel: "hard-mandatory" });
+    expect(third.results[2]!.props).toMatchObject({ codeHash: hashCode(Buffer.from("main = rule { false }\n")) });
+    // Our server moves updated-at on a PATCH too, so the level change costs a download; an upload always does.
+    expect(third.requests).toEqual({ [show]: 1, [list]: 1, [download]: 2, "GET download origin": 2 });
+
+    const verified = await refreshAll(recorded, true);
+    expect(verified.requests[download]).toBe(4);
+  });
+
+  it("drops a policy deleted outside Pulumi from the list's answer, with no show of it", async () => {
+    const made = [await created({ name: "kept" }), await created({ name: "deleted-outside" })];
+    await client.policies.delete(made[1]!.id);
+    const { results, requests } = await refreshAll(made);
+    expect(results[1]).toEqual({});
+    expect(results[0]!.props).toMatchObject({ name: "kept" });
+    expect(requests[show]).toBe(1);
+  });
+
   it("drops a policy deleted outside Pulumi without an error", async () => {
     const { id, outs } = await created();
     await client.policies.delete(id);
@@ -505,8 +562,11 @@ describe("update", () => {
     const result = await provider.update(id, outs, await checked({ description: "old", ...change }));
     expect(result.outs).toMatchObject(expected);
     expect(server.requestLog.entries().map((entry) => entry.method)).toEqual(["PATCH"]);
-    // The PATCH's answer is what the service holds: a read finds the same.
-    expect((await provider.read(id, result.outs as PolicyOutputs)).props).toEqual(result.outs);
+    // The PATCH's answer is what the service holds: a read finds the same. Not its updated-at: the state keeps the
+    // one at which the code was last verified, which a PATCH does not do.
+    expect(result.outs).toMatchObject({ updatedAt: outs.updatedAt });
+    const { updatedAt: _verifiedAt, ...held } = result.outs as PolicyOutputs;
+    expect((await provider.read(id, result.outs as PolicyOutputs)).props).toMatchObject(held);
   });
 
   it("changes an OPA query", async () => {
