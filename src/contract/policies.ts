@@ -22,6 +22,16 @@ export const enforcementLevelsByKind = {
   opa: ["mandatory", "advisory"],
 } as const satisfies Record<PolicyKind, readonly string[]>;
 export const enforcementLevels = ["hard-mandatory", "soft-mandatory", "advisory", "mandatory"] as const;
+
+/**
+ * Whether going from level `from` to level `to` weakens a policy of `kind`: the levels of each kind above go from the
+ * strongest to the weakest. Levels a kind does not know compare as nothing (another rule reports them).
+ */
+export function weakensEnforcement(kind: PolicyKind, from: string, to: string): boolean {
+  const order: readonly string[] = enforcementLevelsByKind[kind];
+  const [before, after] = [order.indexOf(from), order.indexOf(to)];
+  return before >= 0 && after > before;
+}
 export type EnforcementLevel = (typeof enforcementLevels)[number];
 
 /** Letters, digits, `-` and `_`: the service's rule for policy names. */

@@ -9,6 +9,7 @@ import {
   readPolicyFolder,
 } from "../policy-code/folder";
 import { Policy } from "./policy";
+import { PolicyFolderManifest, type PolicyFolderManifestInputs } from "./policy-folder-manifest";
 import { type ArgumentTable, argumentFailures } from "./property-table";
 
 export type { PolicyOverride } from "../policy-code/folder";
@@ -25,6 +26,8 @@ export interface PolicyFolderArgs {
   policySetIds?: pulumi.Input<pulumi.Input<string>[]>;
   /** Take over policies that already have these names instead of failing. */
   adoptExisting?: pulumi.Input<boolean>;
+  /** Allow a level lowered in the folder's file, which otherwise fails `pulumi preview` (see `Policy`). */
+  allowWeakening?: pulumi.Input<boolean>;
   /** Per-policy settings, keyed by the block's label: `name`, `description`, `enforcementLevel`. */
   overrides?: Record<string, PolicyOverride>;
   /**
@@ -43,6 +46,7 @@ const folderArguments = {
   organization: { argument: "string" },
   policySetIds: { argument: "string list" },
   adoptExisting: { argument: "boolean" },
+  allowWeakening: { argument: "boolean" },
   overrides: { argument: "object" },
   regoVersion: { argument: "string" },
   opaPath: { argument: "string" },
@@ -104,7 +108,8 @@ export class PolicyFolder extends pulumi.ComponentResource<Record<string, Policy
   ): Promise<Record<string, Policy>> {
     const problems = argumentProblems(args);
     if (problems.length > 0) throw new pulumi.ResourceError(problems.join("; "), this, true);
-    const { directory, organization, policySetIds, adoptExisting, ...options } = args as PolicyFolderArgs;
+    const { directory, organization, policySetIds, adoptExisting, allowWeakening, ...options } =
+      args as PolicyFolderArgs;
     let folder: PolicyFolderContents;
     try {
       folder = await readPolicyFolder(directory, options as ReadPolicyFolderOptions);
@@ -122,7 +127,18 @@ export class PolicyFolder extends pulumi.ComponentResource<Record<string, Policy
         this,
       );
     }
-    const shared = { organization, policySetIds, adoptExisting };
+    // Registered before the policies, so that its check, which sees every removed policy and lowered level at once,
+    // is the first to fail a preview that weakens the folder.
+    new PolicyFolderManifest(
+      `${name}/manifest`,
+      {
+        kind: folder.kind,
+        policies: Object.fromEntries(folder.policies.map((policy) => [policy.name, policy.enforcementLevel])),
+        allowWeakening: allowWeakening ?? false,
+      } as pulumi.Input<PolicyFolderManifestInputs>,
+      { parent: this },
+    );
+    const shared = { organization, policySetIds, adoptExisting, allowWeakening };
     return Object.fromEntries(
       folder.policies.map((policy) => [policy.block, this.declare(name as string, policy, shared)]),
     );
@@ -131,7 +147,7 @@ export class PolicyFolder extends pulumi.ComponentResource<Record<string, Policy
   private declare(
     folderName: string,
     policy: FolderPolicy,
-    shared: Pick<PolicyFolderArgs, "organization" | "policySetIds" | "adoptExisting">,
+    shared: Pick<PolicyFolderArgs, "organization" | "policySetIds" | "adoptExisting" | "allowWeakening">,
   ): Policy {
     return new Policy(
       `${folderName}/${policy.block}`,

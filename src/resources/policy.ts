@@ -12,6 +12,7 @@ import {
   policyKinds,
   policyNamePattern,
   policyRuleViolations,
+  weakensEnforcement,
 } from "../contract/policies";
 import {
   argumentFailures,
@@ -63,6 +64,11 @@ export interface PolicyArgs {
   code?: pulumi.Input<string>;
   /** Take over a policy that already has this name instead of failing. */
   adoptExisting?: pulumi.Input<boolean>;
+  /**
+   * Allow a change that lowers `enforcementLevel` (hard-mandatory > soft-mandatory > advisory; mandatory > advisory),
+   * which otherwise fails `pulumi preview`. Stack config `tfe:allowWeakening: true` allows it for every resource.
+   */
+  allowWeakening?: pulumi.Input<boolean>;
 }
 
 /** The inputs as the provider holds them once checked. */
@@ -79,6 +85,7 @@ export interface PolicyInputs {
   codeHash: string | null;
   codeSize: number;
   adoptExisting: boolean;
+  allowWeakening: boolean;
 }
 
 export interface PolicyOutputs extends PolicyInputs {
@@ -128,6 +135,7 @@ const policyProperties = propertyTable<PolicyArgs>()({
   codeHash: { change: "updates", output: true },
   codeSize: { change: "none", output: true },
   adoptExisting: { argument: "boolean", change: "none", output: false },
+  allowWeakening: { argument: "boolean", change: "none", output: false },
   policyId: { change: "none", output: true, service: { as: "id", read: "as held" } },
   policySetCount: { change: "none", output: true, service: { read: "as held" } },
   updatedAt: { change: "none", output: true, service: { read: "as held" } },
@@ -149,7 +157,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
   private readonly listings = new SharedListings<ServicePolicy>();
 
   /** Every input rule, before any request; unknown values (preview) pass. */
-  async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
+  async check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
     const failures = argumentFailures(policyProperties, news, "Policy");
     if (failures.length > 0) return { inputs: news, failures };
     const inputs: Record<string, unknown> = { ...news };
@@ -183,6 +191,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     inputs.query = news.query ?? null;
     inputs.policySetIds = this.checkPolicySetIds(failures, news.policySetIds);
     inputs.adoptExisting = news.adoptExisting === true;
+    inputs.allowWeakening = news.allowWeakening === true;
 
     if (knownKind && !isUnknown(inputs.enforcementLevel) && !isUnknown(inputs.query)) {
       for (const violation of policyRuleViolations({
@@ -206,7 +215,30 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     }
 
     Object.assign(inputs, this.checkCode(failures, news));
+    this.checkWeakening(failures, olds, inputs);
     return { inputs, failures };
+  }
+
+  /**
+   * A lowered enforcement level fails here, at preview and before any request, unless allowed; an allowed one is
+   * still said, on the provider's output, which Pulumi shows with the resource.
+   */
+  private checkWeakening(failures: CheckFailure[], olds: Record<string, unknown>, inputs: Record<string, unknown>) {
+    const { kind, enforcementLevel: to, name } = inputs;
+    const from = olds.enforcementLevel;
+    if (olds.kind !== kind || !policyKinds.includes(kind as PolicyKind)) return;
+    if (typeof from !== "string" || typeof to !== "string" || !weakensEnforcement(kind as PolicyKind, from, to)) return;
+    const change = `policy "${String(name)}" goes from ${from} to ${to}, which weakens enforcement`;
+    if (inputs.allowWeakening === true || this.context.allowWeakening) {
+      console.error(`warning: ${change} (allowed by allowWeakening)`);
+      return;
+    }
+    failures.push({
+      property: "enforcementLevel",
+      reason:
+        `enforcementLevel: ${change}. If that is intended, set allowWeakening: true on the resource, or run ` +
+        '"pulumi config set tfe:allowWeakening true" to allow it for the whole stack',
+    });
   }
 
   private checkEnforce(failures: CheckFailure[], enforce: unknown): unknown {
@@ -611,12 +643,18 @@ function toOutputs(
   codeHash: string | null,
   codeSize: number,
 ): PolicyOutputs {
-  const held = readFromService<Omit<PolicyOutputs, "codeHash" | "codeSize" | "adoptExisting">>(
+  const held = readFromService<Omit<PolicyOutputs, "codeHash" | "codeSize" | "adoptExisting" | "allowWeakening">>(
     policyProperties,
     policy,
     inputs,
   );
-  const outputs: PolicyOutputs = { ...held, codeHash, codeSize, adoptExisting: inputs.adoptExisting ?? false };
+  const outputs: PolicyOutputs = {
+    ...held,
+    codeHash,
+    codeSize,
+    adoptExisting: inputs.adoptExisting ?? false,
+    allowWeakening: inputs.allowWeakening ?? false,
+  };
   if (inputs.codeFile !== undefined) outputs.codeFile = inputs.codeFile;
   if (inputs.code !== undefined) outputs.code = inputs.code;
   return outputs;

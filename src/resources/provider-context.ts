@@ -34,6 +34,11 @@ export class ProviderContext {
     return (this.stackConfig?.get("verifyCodeOnRefresh") ?? process.env.TFE_VERIFY_CODE_ON_REFRESH) === "true";
   }
 
+  /** Stack config `tfe:allowWeakening` set to `true`: every change that weakens governance is allowed, with a warning. */
+  get allowWeakening(): boolean {
+    return this.stackConfig?.get("allowWeakening") === "true";
+  }
+
   /** Whether a create of this operation adopted `id`: then it is another resource's now, not to be deleted. */
   adoptedThisOperation(id: string): boolean {
     return this.claimed.get(id) === "adopted";

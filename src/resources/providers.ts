@@ -5,10 +5,12 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";
+import { PolicyFolderManifestProvider } from "./policy-folder-manifest";
 import { type ProviderContext, withRecordedConfigAdvice } from "./provider-context";
 import type { ProviderType } from "./shim";
 
 export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & { context: ProviderContext }> = {
   Policy: withRecordedConfigAdvice(new PolicyProvider()),
   ModuleVersionDeprecation: withRecordedConfigAdvice(new ModuleVersionDeprecationProvider()),
+  PolicyFolderManifest: new PolicyFolderManifestProvider(),
 };

@@ -90,18 +90,30 @@ describe("renames and duplicate declarations under the real engine", () => {
     await project.run(["preview", "--expect-no-changes"]);
   }, 180_000);
 
-  it("renaming them again without aliases fails up, naming the way out, and loses nothing", async () => {
+  it("renaming each again without aliases fails up, naming the way out, and loses nothing", async () => {
     const before = await stackState(project);
     const policiesBefore = await policiesOnService(client, organization);
-    await project.writeFile("index.js", program({ policy: "again", deprecation: "elsewhere", folder: "rules" }));
-    server.requestLog.clear();
-    const failed = await project.run(["up", "--yes", "--skip-preview"], { allowFailure: true });
-    expect(failed.code).not.toBe(0);
-    expect(failed.output).toMatch(/"require-tags" already exists .*did not create it.*aliases/s);
-    expect(failed.output).toMatch(/"folder-rule" already exists .*did not create it.*aliases/s);
-    expect(failed.output).toMatch(/acme\/vpc\/aws\/1\.0\.0 is already deprecated .*did not deprecate it.*aliases/s);
-    // The refused creates wrote nothing but their POSTs; nothing was deleted or reinstated.
-    expect(writes().filter((write) => !write.startsWith("POST "))).toEqual([]);
+    const current = { policy: "renamed", deprecation: "moved", folder: "checks" };
+    const renames = [
+      {
+        names: { ...current, policy: "again" },
+        refusal: /"require-tags" already exists .*did not create it.*aliases/s,
+      },
+      {
+        names: { ...current, deprecation: "elsewhere" },
+        refusal: /acme\/vpc\/aws\/1\.0\.0 is already deprecated .*did not deprecate it.*aliases/s,
+      },
+      { names: { ...current, folder: "rules" }, refusal: /"folder-rule" already exists .*did not create it.*aliases/s },
+    ];
+    for (const { names, refusal } of renames) {
+      await project.writeFile("index.js", program(names));
+      server.requestLog.clear();
+      const failed = await project.run(["up", "--yes", "--skip-preview"], { allowFailure: true });
+      expect(failed.code).not.toBe(0);
+      expect(failed.output).toMatch(refusal);
+      // The refused create wrote nothing but its POST; nothing was deleted or reinstated.
+      expect(writes().filter((write) => !write.startsWith("POST "))).toEqual([]);
+    }
     expect(await policiesOnService(client, organization)).toEqual(policiesBefore);
     expect(await deprecated()).not.toBeNull();
     expect(policyIdsInState(await stackState(project)).sort()).toEqual(policyIdsInState(before).sort());

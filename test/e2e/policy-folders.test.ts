@@ -26,11 +26,18 @@ function filesUnder(directory: string, base: string, prefix = ""): Record<string
   return files;
 }
 
-/** The "Resources:" counts `pulumi up` ends with: `~ 1 updated`, `12 unchanged` gives { updated: 1, unchanged: 12 }. */
+/**
+ * The "Resources:" counts `pulumi up` ends with: `+ 1 created`, `~ 1 updated`, `2 changes. 11 unchanged` gives
+ * { created: 1, updated: 1, unchanged: 11 }.
+ */
 function resourceCounts(output: string): Record<string, number> {
   const section = output.slice(output.lastIndexOf("Resources:"));
   const counts: Record<string, number> = {};
-  for (const [, count, what] of section.matchAll(/^\s*[-+~]*\s*(\d+) (\w+)/gm)) counts[what as string] = Number(count);
+  const summary = section.slice(0, section.search(/\n\s*\n|Duration:/));
+  for (const [, count, what] of summary.matchAll(/(\d+) (\w+)/g)) {
+    // "2 changes." only sums the kinds, when there are several.
+    if (!what?.startsWith("change")) counts[what as string] = Number(count);
+  }
   return counts;
 }
 
@@ -127,8 +134,9 @@ describe("PolicyFolder under the real engine", () => {
     const fixture = join(repoRoot, "test/fixtures/policy-folders/opa-v1");
     await writeFolder(filesUnder(fixture, fixture));
     const preview = await project.run(["preview", "--json"]);
-    // The stack and the component exist already: the failed runs above registered them, and nothing else.
-    expect(changeSummary(preview)).toEqual({ create: 3, same: 2 });
+    // The stack and the component exist already: the failed runs above registered them, and nothing else. The
+    // three policies and the folder's manifest are new.
+    expect(changeSummary(preview)).toEqual({ create: 4, same: 2 });
   }, 120_000);
 
   it("says at preview what it does not send: CLI-only blocks and other .hcl files", async () => {
@@ -164,7 +172,8 @@ describe("PolicyFolder under the real engine", () => {
 
     await writeFolder({ ...files, "policies.hcl": policiesHcl({ ...levels, 7: "mandatory" }) });
     const changed = await step();
-    expect(changed.summary).toEqual({ updated: 1, unchanged: 11 });
+    // The policy, and the folder's manifest of levels.
+    expect(changed.summary).toEqual({ updated: 2, unchanged: 11 });
     expect(changed.methods).toEqual(["PATCH"]);
     const rule7 = (await serverPolicies(client)).find((policy) => policy.name === "rule-7");
     expect(rule7?.enforcementLevel).toBe("mandatory");
@@ -172,14 +181,22 @@ describe("PolicyFolder under the real engine", () => {
     files["rules/rule_11.rego"] = regoPolicy(11);
     await writeFolder({ ...files, "policies.hcl": policiesHcl({ ...levels, 7: "mandatory", 11: "advisory" }) });
     const added = await step();
-    expect(added.summary).toEqual({ created: 1, unchanged: 12 });
+    expect(added.summary).toEqual({ created: 1, updated: 1, unchanged: 12 });
     expect(added.methods).toEqual(["POST", "PUT"]);
 
     const remaining: Record<number, string> = { ...levels, 7: "mandatory", 11: "advisory" };
     delete remaining[3];
     await writeFolder({ ...files, "policies.hcl": policiesHcl(remaining) });
+    // Removing a policy weakens governance: preview fails, naming it, before any request, until it is allowed.
+    const refused = await project.run(["preview"], { allowFailure: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toMatch(
+      /the policy folder's change weakens governance: policy "rule-3" \(advisory\) is removed/,
+    );
+    await project.run(["config", "set", "tfe:allowWeakening", "true"]);
     const removed = await step();
-    expect(removed.summary).toEqual({ deleted: 1, unchanged: 12 });
+    await project.run(["config", "rm", "tfe:allowWeakening"]);
+    expect(removed.summary).toEqual({ deleted: 1, updated: 1, unchanged: 12 });
     expect(removed.methods).toEqual(["DELETE"]);
     expect(await policyNames()).not.toContain("rule-3");
     expect(await policyNames()).toHaveLength(10);

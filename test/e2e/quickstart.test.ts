@@ -33,7 +33,8 @@ it("npm run quickstart creates both programs' policies and the deprecation, then
     const first = await quickstart();
     expect(first.quickstartUp).toMatch(/\+ 5 created/);
     // Two components and their four policies.
-    expect(first.policyFoldersUp).toMatch(/\+ 7 created/);
+    // Two folders: 2 components, their 2 manifests, 4 policies, and the stack.
+    expect(first.policyFoldersUp).toMatch(/\+ 9 created/);
     expect(first.report).toMatch(/policy require-tags\s+sentinel soft-mandatory\s+\d+ bytes of code, in 1 policy set/);
     expect(first.report).toMatch(/policy restrict-instance-types\s+sentinel hard-mandatory/);
     expect(first.report).toMatch(/policy deny-public-buckets\s+opa\s+mandatory/);
@@ -50,7 +51,7 @@ it("npm run quickstart creates both programs' policies and the deprecation, then
     const third = await quickstart();
     for (const again of [second, third]) {
       expect(again.quickstartUp).toMatch(/^\s+5 unchanged$/m);
-      expect(again.policyFoldersUp).toMatch(/^\s+7 unchanged$/m);
+      expect(again.policyFoldersUp).toMatch(/^\s+9 unchanged$/m);
       for (const up of [again.quickstartUp, again.policyFoldersUp]) {
         expect(up).not.toMatch(/created|updated|replaced/);
       }

@@ -258,7 +258,8 @@ describe("import --layout folder, then pulumi up adopts the organization through
     context.server.requestLog.clear();
     const preview = await context.project.run(["preview", "--expect-no-changes", "--json"]);
     // The stack, one component per folder, its policies, the two deprecations.
-    expect(changeSummary(preview)).toEqual({ same: 1 + folders().length + folderPolicyCount + 2 });
+    // The stack, each folder and its manifest, the policies, the two deprecations.
+    expect(changeSummary(preview)).toEqual({ same: 1 + 2 * folders().length + folderPolicyCount + 2 });
     expect(context.writes()).toEqual([]);
   }, 600_000);
 

@@ -36,13 +36,13 @@ const mutatingRequests = () => server.requestLog.entries().filter((entry) => ent
 beforeAll(async () => {
   server = await startSeededServer({ organization, token, policySetId });
   client = new TfeClient({ address: server.url, token, rateLimit: false });
-  const provider = providers.Policy;
-  provider.context.useClient(client);
+  providers.Policy.context.useClient(client);
   pulumi.runtime.setMocks(
     {
       // The engine's part for a dynamic resource: check, then create, with the provider the resource names.
       newResource: async (args) => {
         if (!args.type.startsWith("pulumi-nodejs:dynamic")) return { id: `${args.name}-component`, state: {} };
+        const provider = providers[args.type.slice("pulumi-nodejs:dynamic/tfe:".length) as keyof typeof providers];
         const { __provider: _serialized, ...news } = args.inputs;
         const checked = await provider.check!({}, news);
         if (checked.failures?.length) throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);

@@ -165,6 +165,57 @@ describe("check", () => {
   });
 });
 
+describe("check: changes that weaken governance", () => {
+  const lowered = async (from: Record<string, unknown>, to: Record<string, unknown>) => {
+    const olds = await checked(from);
+    return (await provider.check(olds as unknown as Record<string, unknown>, args(to))).failures ?? [];
+  };
+
+  it.each([
+    ["hard-mandatory", "advisory", {}],
+    ["hard-mandatory", "soft-mandatory", {}],
+    ["soft-mandatory", "advisory", {}],
+    ["mandatory", "advisory", { kind: "opa", query: "data.a", codeFile: regoFile }],
+  ])("fails %s to %s before any request, naming the policy, both levels and how to allow it", async (from, to, opa) => {
+    server.requestLog.clear();
+    const failures = await lowered({ ...opa, enforcementLevel: from }, { ...opa, enforcementLevel: to });
+    expect(failures).toEqual([
+      {
+        property: "enforcementLevel",
+        reason: expect.stringMatching(
+          new RegExp(
+            `policy "require-tags" goes from ${from} to ${to}, which weakens enforcement.*allowWeakening: true.*tfe:allowWeakening true`,
+          ),
+        ),
+      },
+    ]);
+    expect(server.requestLog.entries()).toEqual([]);
+  });
+
+  it("takes the deprecated enforce form's mode as the new level", async () => {
+    const failures = await lowered(
+      { enforcementLevel: "hard-mandatory" },
+      { enforcementLevel: undefined, enforce: [{ path: "x", mode: "advisory" }] },
+    );
+    expect(failures.map((failure) => failure.property)).toEqual(["enforcementLevel"]);
+  });
+
+  it("lets a raised level, a new policy and an allowed weakening through", async () => {
+    expect(await lowered({ enforcementLevel: "advisory" }, { enforcementLevel: "hard-mandatory" })).toEqual([]);
+    expect((await provider.check({}, args({ enforcementLevel: "advisory" }))).failures).toEqual([]);
+    const allowed = { enforcementLevel: "advisory", allowWeakening: true };
+    expect(await lowered({ enforcementLevel: "hard-mandatory" }, allowed)).toEqual([]);
+  });
+
+  it("lets the stack allow every weakening with tfe:allowWeakening", async () => {
+    await provider.configure({
+      config: { get: (key: string) => (key === "tfe:allowWeakening" ? "true" : undefined) },
+    } as never);
+    provider.context.useClient(client);
+    expect(await lowered({ enforcementLevel: "hard-mandatory" }, { enforcementLevel: "advisory" })).toEqual([]);
+  });
+});
+
 describe("diff", () => {
   const olds = async () => (await created({ description: "d", policySetIds: [policySetId] })).outs;
 
