@@ -328,14 +328,10 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
    */
   private async readDeprecation(client: TfeClient, address: ModuleVersionAddress): Promise<Deprecation | null> {
     const module = { namespace: address.organization, name: address.name, provider: address.provider };
-    const listing = this.listings.listing(`${module.namespace}/${module.name}/${module.provider}`, async () => {
+    const listed = await this.listings.listing(`${module.namespace}/${module.name}/${module.provider}`, async () => {
       const versions = await client.registry.listModuleVersions(module);
       return new Map(versions.map((entry) => [entry.version, entry.deprecation]));
     });
-    const listed = await listing?.then(
-      (versions) => versions,
-      () => undefined,
-    );
     // A version missing from its module's list is gone, which is what delete would have done.
     if (listed) return listed.get(address.version) ?? null;
     try {

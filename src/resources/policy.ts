@@ -7,6 +7,7 @@ import { TfeApiError, TfeConnectionError } from "../client/errors";
 import type { CreatePolicyOptions, Policy as ServicePolicy, UpdatePolicyOptions } from "../client/policies";
 import { maxNameLength } from "../contract/limits";
 import {
+  maxPageSize,
   maxPolicyCodeBytes,
   type PolicyKind,
   policyKinds,
@@ -446,15 +447,10 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     id: string,
     organization: string | undefined,
   ): Promise<ServicePolicy | undefined> {
-    const listing =
+    const listed =
       organization === undefined
         ? undefined
-        : this.listings.listing(organization, () => listPolicies(client, organization));
-    const listed = await listing?.then(
-      (policies) => policies,
-      // A failed listing costs nothing but the shortcut: each read goes alone, and says why it failed itself.
-      () => undefined,
-    );
+        : await this.listings.listing(organization, (reads) => listPolicies(client, organization, reads));
     if (listed) {
       const policy = listed.get(id);
       // Not in a list this token could read: gone. A list may leave the policy sets out of a policy that has some.
@@ -594,13 +590,31 @@ export function nameTakenMessage(inputs: Pick<PolicyInputs, "name" | "organizati
   );
 }
 
-/** Every policy of `organization`, by id, with the policy sets each is in where the list says. */
-async function listPolicies(client: TfeClient, organization: string): Promise<ReadonlyMap<string, ServicePolicy>> {
+/**
+ * Every policy of `organization`, by id, with the policy sets each is in where the list says; or undefined when the
+ * organization holds so many more policies than the stack reads that its other pages would cost more requests than
+ * a show per read (a stack of 10 policies in an organization of 5,000).
+ */
+async function listPolicies(
+  client: TfeClient,
+  organization: string,
+  reads: () => number,
+): Promise<ReadonlyMap<string, ServicePolicy> | undefined> {
   const policies = new Map<string, ServicePolicy>();
-  for await (const policy of client.policies.listAll(organization, { includePolicySets: true })) {
-    policies.set(policy.id, policy);
+  let pageNumber = 1;
+  for (;;) {
+    const page = await client.policies.list(organization, {
+      pageSize: maxPageSize,
+      includePolicySets: true,
+      pageNumber,
+    });
+    for (const policy of page.items) policies.set(policy.id, policy);
+    if (pageNumber === 1 && page.pagination.totalPages - 1 > reads()) return undefined;
+    const next = page.pagination.nextPage;
+    // A next-page that does not move forward (a misbehaving proxy or server) would otherwise loop forever.
+    if (next === null || next <= pageNumber) return policies;
+    pageNumber = next;
   }
-  return policies;
 }
 
 /**

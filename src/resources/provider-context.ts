@@ -108,18 +108,25 @@ export class ProviderContext {
  * process lives for one operation, so nothing read here outlives it.
  */
 export class SharedListings<T> {
-  private readonly readAlone = new Set<string>();
-  private readonly listings = new Map<string, Promise<ReadonlyMap<string, T>>>();
+  private readonly reads = new Map<string, number>();
+  private readonly listings = new Map<string, Promise<ReadonlyMap<string, T> | undefined>>();
 
-  /** The listing of `key` to answer from, or undefined where this read should go alone. */
-  listing(key: string, fetch: () => Promise<ReadonlyMap<string, T>>): Promise<ReadonlyMap<string, T>> | undefined {
-    if (!this.readAlone.has(key)) {
-      this.readAlone.add(key);
-      return undefined;
-    }
+  /**
+   * The listing of `key` to answer from, or undefined where this read should go alone: the first read of the key,
+   * and every read where `fetch` gave up (it is told how many reads of the key there are so far, to weigh a long
+   * listing against as many single reads).
+   */
+  async listing(
+    key: string,
+    fetch: (reads: () => number) => Promise<ReadonlyMap<string, T> | undefined>,
+  ): Promise<ReadonlyMap<string, T> | undefined> {
+    const reads = (this.reads.get(key) ?? 0) + 1;
+    this.reads.set(key, reads);
+    if (reads === 1) return undefined;
     let listing = this.listings.get(key);
     if (!listing) {
-      listing = fetch();
+      // A failed listing costs nothing but the shortcut: each read goes alone, and says why it failed itself.
+      listing = fetch(() => this.reads.get(key) ?? 0).catch(() => undefined);
       this.listings.set(key, listing);
     }
     return listing;

@@ -580,6 +580,21 @@ describe("read", () => {
     expect(verified.requests[download]).toBe(4);
   });
 
+  it("reads a small stack in a large organization by shows: its other list pages would cost more", async () => {
+    const stack = [await created({ name: "mine-1" }), await created({ name: "mine-2" })];
+    // 350 more: four pages of 100, where the stack reads 2 policies.
+    for (let start = 0; start < 350; start += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, (_, index) =>
+          client.policies.create(organization, { name: `theirs-${start + index}`, enforcementLevel: "advisory" }),
+        ),
+      );
+    }
+    const { results, requests } = await refreshAll(stack);
+    expect(results.map((result) => result.props?.name)).toEqual(["mine-1", "mine-2"]);
+    expect(requests).toMatchObject({ [show]: 2, [list]: 1 });
+  });
+
   it("drops a policy deleted outside Pulumi from the list's answer, with no show of it", async () => {
     const made = [await created({ name: "kept" }), await created({ name: "deleted-outside" })];
     await client.policies.delete(made[1]!.id);
