@@ -1,51 +1,15 @@
 #!/usr/bin/env node
-import { importMain, importUsage, StreamProgress } from "../importer/command";
-import { pendingCreatesMain, pendingCreatesUsage } from "../recovery/pending-creates";
+// The command's entry. Node.js is checked before anything that needs a newer one loads, so that an older Node gets
+// one line that says what to do (and --help still answers), not a stack trace from a dependency.
+import { nodeRequirement, nodeTooOld } from "../node-requirement";
+import { tfeGovernanceUsage } from "./usage";
 
-const usage = `Usage: tfe-governance <command> [options]
-
-Commands:
-  import    Write a Pulumi project that takes over an organization's existing policies (and module
-            version deprecations) as they are.
-  pending-creates
-            After a killed "pulumi up": print the "pulumi refresh" that records what its creates left.
-
-Run "tfe-governance <command> --help" for a command's options.
-
-${importUsage}
-
-${pendingCreatesUsage}`;
-
-async function main(argv: string[]): Promise<number> {
-  const [command, ...args] = argv;
-  if (command === "import") {
-    return importMain(args, {
-      env: process.env,
-      progress: new StreamProgress(process.stderr),
-      out: process.stdout,
-      log: (line) => process.stderr.write(`${line}\n`),
-    });
-  }
-  if (command === "pending-creates") {
-    return pendingCreatesMain(args, {
-      out: process.stdout,
-      log: (line) => process.stderr.write(`${line}\n`),
-    });
-  }
-  if (command === undefined || command === "--help" || command === "help") {
-    process.stdout.write(`${usage}\n`);
-    return command === undefined ? 2 : 0;
-  }
-  process.stderr.write(`tfe-governance: unknown command "${command}": the commands are: import, pending-creates\n`);
-  return 2;
+const argv = process.argv.slice(2);
+if (!nodeTooOld()) {
+  (require("./tfe-governance-main") as typeof import("./tfe-governance-main")).run(argv);
+} else if (argv.includes("--help") || argv[0] === "help") {
+  process.stdout.write(`${tfeGovernanceUsage}\n\n${nodeRequirement("tfe-governance")}.\n`);
+} else {
+  process.stderr.write(`${nodeRequirement("tfe-governance")}.\n`);
+  process.exitCode = 1;
 }
-
-main(process.argv.slice(2)).then(
-  (status) => {
-    process.exitCode = status;
-  },
-  (error: unknown) => {
-    process.stderr.write(`tfe-governance: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 2;
-  },
-);

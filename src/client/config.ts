@@ -21,7 +21,15 @@ export interface ClientConfigInputs {
   stackConfig?: StackConfigSource | undefined;
   env?: NodeJS.ProcessEnv;
   homeDirectory?: string;
+  /**
+   * The ways this caller itself takes a token, for the message when there is none (the environment and the
+   * credentials file follow): a program or the client by default; a command says its own (it has no stack config).
+   */
+  tokenWays?: string;
 }
+
+const libraryTokenWays =
+  'the token option; Pulumi config "pulumi config set --secret tfe:token ..."; the TFE_TOKEN environment variable';
 
 export interface ResolvedClientConfig {
   address: string;
@@ -93,9 +101,8 @@ function resolveAddressAndToken(inputs: ClientConfigInputs): Omit<ResolvedClient
   }
 
   throw new TfeConfigError(
-    `no API token for ${hostname}. Set one of: the token option; Pulumi config "pulumi config set --secret tfe:token ..."; ` +
-      `the TFE_TOKEN environment variable; or run "terraform login ${hostname}" so that ` +
-      `${credentialsFiles.join(" or ")} holds it`,
+    `no API token for ${hostname}. Set one of: ${inputs.tokenWays ?? libraryTokenWays}; or run ` +
+      `"terraform login ${hostname}" so that ${credentialsFiles.join(" or ")} holds it`,
   );
 }
 

@@ -304,7 +304,8 @@ describe("README recipes, each in a fresh directory", () => {
       freshEnv({}),
     );
     expect(refused.code).not.toBe(0);
-    expect(refused.output).toContain("pulumi-tfe-governance needs Node.js 22.19.0 or newer; this is Node.js v20.20.2.");
+    expect(refused.output).toContain("tfe-governance-server needs Node.js 22.19.0 or newer; this is Node.js v20.20.2.");
+    expect(refused.output).not.toMatch(/\n\s+at /);
     expect(refused.output).not.toContain("listening");
   }, 240_000);
 });

@@ -1,0 +1,41 @@
+// The commands themselves, loaded by tfe-governance.ts once Node.js is new enough.
+import { importMain, StreamProgress } from "../importer/command";
+import { pendingCreatesMain } from "../recovery/pending-creates";
+import { tfeGovernanceUsage as usage } from "./usage";
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  if (command === "import") {
+    return importMain(args, {
+      env: process.env,
+      progress: new StreamProgress(process.stderr),
+      out: process.stdout,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+  }
+  if (command === "pending-creates") {
+    return pendingCreatesMain(args, {
+      out: process.stdout,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+  }
+  if (command === undefined || command === "--help" || command === "help") {
+    process.stdout.write(`${usage}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  process.stderr.write(`tfe-governance: unknown command "${command}": the commands are: import, pending-creates\n`);
+  return 2;
+}
+
+/** Runs the command line `argv` and sets the exit status. */
+export function run(argv: string[]): void {
+  main(argv).then(
+    (status) => {
+      process.exitCode = status;
+    },
+    (error: unknown) => {
+      process.stderr.write(`tfe-governance: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 2;
+    },
+  );
+}

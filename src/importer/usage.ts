@@ -1,0 +1,28 @@
+// The import command's help, apart from the command so that it shows even where the command cannot load.
+
+export const importUsage = `Usage: tfe-governance import --organization ORG --out DIR [options]
+
+Writes a Pulumi project that declares the organization's policies as they are, with their code in files, ready
+for "pulumi up" to take them over (adoptExisting) without changing them.
+
+Options:
+  --organization ORG   The organization (default: TFE_ORGANIZATION).
+  --out DIR            Directory to write the project into; created when missing.
+  --search TEXT        Only policies whose name contains TEXT.
+  --kind KIND          Only "sentinel" or only "opa" policies.
+  --policy-set ID      Only policies in this policy set (repeatable: in any of them).
+  --module NS/NAME/PROVIDER
+                       Also declare the deprecated versions of this private-registry module (repeatable); NS is
+                       the organization.
+  --layout LAYOUT      "program" (default): a TypeScript program with one Policy per policy. "folder": the
+                       service's policy-set folders (sentinel.hcl / policies.hcl beside the code files) and a
+                       program declaring one PolicyFolder per folder.
+  --force              Overwrite files that differ from what the import writes (edited since the last run).
+  --address URL        The service's address (default: TFE_ADDRESS, TFE_HOSTNAME, else https://app.terraform.io).
+  --hostname HOST      The service's host name instead of an address.
+  --help               Show this text.
+
+The token is read as the library reads it: TFE_TOKEN, else the Terraform CLI credentials file for the host
+(TF_CLI_CONFIG_FILE, ~/.terraform.d/credentials.tfrc.json, as "terraform login" writes it). It is never written
+to the project. Progress goes to stderr, the summary to stdout. Exit status: 0 done, 1 refused to overwrite
+changed files, 2 anything else.`;
