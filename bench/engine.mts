@@ -214,7 +214,8 @@ const commands: Record<Operation, string[]> = {
 };
 
 function levelFor(operation: Operation): string {
-  return operation === "update" ? "advisory" : "soft-mandatory";
+  // Raised, not lowered: lowering a level weakens governance, which the provider refuses unless allowed.
+  return operation === "update" ? "hard-mandatory" : "soft-mandatory";
 }
 
 async function takePeakMemory(): Promise<number | null> {

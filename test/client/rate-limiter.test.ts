@@ -144,6 +144,9 @@ describe("pacing that follows the service", () => {
     const rateLimit = { requestsPerSecond: 1000 };
     const first = testClient(server.url, { rateLimit }).policies.read("pol-1");
     while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The 429 has to reach the first caller's client before the second starts, or the second meets its own 429: on
+    // a loaded machine the request arriving is well before its answer is read. 100 ms of the 500 ms reset.
+    await new Promise((resolve) => setTimeout(resolve, 100));
     await testClient(server.url, { rateLimit }).policies.read("pol-2");
     await first;
     // The second caller waited out the reset instead of meeting a 429 of its own.

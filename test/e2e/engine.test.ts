@@ -127,7 +127,9 @@ describe("pulumi up, preview, refresh and destroy under the real engine", () => 
   }, 120_000);
 
   it("3. a changed enforcement level updates in place; an edited file uploads the new code", async () => {
-    await declare(policies.map((p) => (p.resource === "restrict-types" ? { ...p, enforcementLevel: "advisory" } : p)));
+    // Lowered, which weakens governance: the program says it is intended.
+    const lowered = { enforcementLevel: "advisory", allowWeakening: true };
+    await declare(policies.map((p) => (p.resource === "restrict-types" ? { ...p, ...lowered } : p)));
     const levelPreview = await project.run(["preview", "--json"]);
     expect(changeSummary(levelPreview)).toMatchObject({ update: 1 });
     const before = (await serverPolicy("restrict-types"))!.id;
@@ -189,7 +191,14 @@ describe("pulumi up, preview, refresh and destroy under the real engine", () => 
     expect(drift.output).toMatch(/vpc-1-0-0/);
 
     await project.run(["refresh", "--yes"]);
+    // The refresh recorded the level raised outside: putting the declared, lower one back weakens what the service
+    // enforces now, and says so, until the stack allows it.
+    const refused = await project.run(["up", "--yes", "--skip-preview"], { allowFailure: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toMatch(/policy "require-tags" goes from hard-mandatory to soft-mandatory/);
+    await project.run(["config", "set", "tfe:allowWeakening", "true"]);
     await project.up();
+    await project.run(["config", "rm", "tfe:allowWeakening"]);
     expect(await serverPolicy("require-tags")).toMatchObject({
       enforcementLevel: "soft-mandatory",
       description: "Resources carry an owner tag",

@@ -130,7 +130,7 @@ describe("requests per operation under the real engine", () => {
   }, 120_000);
 
   it("a changed enforcement level: one PATCH per policy", async () => {
-    await declare("advisory");
+    await declare("hard-mandatory");
     expect(await requestsOf(() => project.up())).toEqual({ "PATCH /api/v2/policies/:policyId": 4 });
   }, 180_000);
 
