@@ -5,6 +5,7 @@ import { defaultAddress, resolveClientConfig } from "../client/config";
 import type { RegistryModuleAddress } from "../client/registry";
 import { type PolicyKind, policyKinds } from "../contract/policies";
 import { collectDeprecations, collectPolicies, type ProgressReporter } from "./collect";
+import { installedLibrarySpec, specIsDirectory } from "./library-spec";
 import { type Layout, layouts } from "./model";
 import { planProject } from "./plan";
 import { importUsage } from "./usage";
@@ -24,6 +25,8 @@ export interface ImportCommand {
   force: boolean;
   address: string | undefined;
   hostname: string | undefined;
+  /** npm's spec of this library for the project's package.json; by default where this copy was installed from. */
+  librarySpec: string | undefined;
 }
 
 function parseModule(text: string, organization: string): RegistryModuleAddress {
@@ -77,6 +80,7 @@ export function parseImportArguments(args: string[], env: NodeJS.ProcessEnv): Im
     force: values.force,
     address: values.address,
     hostname: values.hostname,
+    librarySpec: values.library,
   };
 }
 
@@ -94,6 +98,7 @@ function parse(args: string[]) {
       force: { type: "boolean", default: false },
       address: { type: "string" },
       hostname: { type: "string" },
+      library: { type: "string" },
       help: { type: "boolean", default: false },
     },
     strict: true,
@@ -172,8 +177,12 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
     await client.close();
   }
 
-  const { files, report } = planProject(source, command.layout);
   const directory = resolve(command.out);
+  const librarySpec = command.librarySpec ?? installedLibrarySpec(directory);
+  const { files, report } = planProject(source, command.layout, {
+    spec: librarySpec,
+    isDirectory: specIsDirectory(librarySpec, directory),
+  });
   const outcome = await writeProject(directory, files, {
     force: command.force,
     onWritten: (done, total) => io.progress.advance("writing files", done, total),

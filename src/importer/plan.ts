@@ -11,7 +11,7 @@ import {
   type Layout,
 } from "./model";
 import { camelCase, FileNameAllocator, IdentifierAllocator } from "./names";
-import { type DeclaredDeprecation, type DeclaredPolicy, renderProgramProject } from "./program";
+import { type DeclaredDeprecation, type DeclaredPolicy, type LibraryDependency, renderProgramProject } from "./program";
 import { renderReadme } from "./readme";
 
 /** A policy that the generated project can hold: it has code and a name the `Policy` resource accepts. */
@@ -23,7 +23,7 @@ export interface UsablePolicy extends ImportedPolicy {
  * The project for `source`, as files in memory: nothing here touches the disk or the network, so a second run
  * against an unchanged organization yields the same bytes, and the caller can compare before writing.
  */
-export function planProject(source: ImportSource, layout: Layout): GeneratedProject {
+export function planProject(source: ImportSource, layout: Layout, library: LibraryDependency): GeneratedProject {
   const report: ImportReport = { layout, policies: [], deprecations: [], folders: [], skipped: [], notes: [] };
   const usable = usablePolicies(source.policies, report);
   const files = new Map<string, Buffer>();
@@ -46,8 +46,9 @@ export function planProject(source: ImportSource, layout: Layout): GeneratedProj
     };
   }
   const deprecations = declareDeprecations(source.deprecations, identifiers, report);
-  for (const [path, text] of renderProgramProject(source, declared, deprecations)) files.set(path, Buffer.from(text));
-  files.set("README.md", Buffer.from(renderReadme(source, report)));
+  for (const [path, text] of renderProgramProject(source, declared, deprecations, library))
+    files.set(path, Buffer.from(text));
+  files.set("README.md", Buffer.from(renderReadme(source, report, library)));
   return { files, report };
 }
 

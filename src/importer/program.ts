@@ -1,5 +1,4 @@
 import { version as pulumiVersion } from "@pulumi/pulumi/version";
-import { libraryVersion } from "../package-version";
 import type { ImportedDeprecation, ImportSource } from "./model";
 import type { UsablePolicy } from "./plan";
 
@@ -141,14 +140,14 @@ export function renderPulumiYaml(source: ImportSource): string {
   return `${lines.join("\n")}\n`;
 }
 
-export function renderPackageJson(organization: string): string {
+export function renderPackageJson(organization: string, librarySpec: string): string {
   const manifest = {
     name: projectName(organization).toLowerCase(),
     private: true,
     description: `Policies of organization ${organization} as a Pulumi program`,
     dependencies: {
       "@pulumi/pulumi": `^${pulumiVersion}`,
-      "pulumi-tfe-governance": `^${libraryVersion}`,
+      "pulumi-tfe-governance": librarySpec,
     },
     // Pulumi type-checks the program with the project's TypeScript; without one it falls back to a far older one.
     devDependencies: { "@types/node": "^22.13.0", typescript: "^5.9.0" },
@@ -172,14 +171,23 @@ export function renderTsconfig(): string {
 }
 
 /** Every file of the project except the policies' code, the folders and the README. */
+/** Where the project installs this library from (see `installedLibrarySpec`). */
+export interface LibraryDependency {
+  spec: string;
+  isDirectory: boolean;
+}
+
 export function renderProgramProject(
   source: ImportSource,
   declared: Parameters<typeof renderProgram>[1],
   deprecations: readonly DeclaredDeprecation[],
+  library: LibraryDependency,
 ): Map<string, string> {
   return new Map([
     ["Pulumi.yaml", renderPulumiYaml(source)],
-    ["package.json", renderPackageJson(source.organization)],
+    ["package.json", renderPackageJson(source.organization, library.spec)],
+    // A linked directory would bring its own node_modules, and a second @pulumi/pulumi beside the project's.
+    ...(library.isDirectory ? [[".npmrc", "install-links=true\n"] as [string, string]] : []),
     ["tsconfig.json", renderTsconfig()],
     [".gitignore", "node_modules/\n"],
     [programFile, renderProgram(source.organization, declared, deprecations)],

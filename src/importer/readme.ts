@@ -1,5 +1,5 @@
 import type { ImportReport, ImportSource } from "./model";
-import { programFile } from "./program";
+import { type LibraryDependency, programFile } from "./program";
 
 /** A Markdown table cell: pipes and line breaks would end the cell or the row. */
 function cell(text: string): string {
@@ -64,7 +64,7 @@ function adjustments(report: ImportReport): string[] {
   return lines;
 }
 
-function projectReadme(source: ImportSource, report: ImportReport): string[] {
+function projectReadme(source: ImportSource, report: ImportReport, library: LibraryDependency): string[] {
   const deprecations = report.deprecations.length;
   const where =
     report.layout === "program"
@@ -81,7 +81,9 @@ function projectReadme(source: ImportSource, report: ImportReport): string[] {
     "",
     "## Next steps",
     "",
-    "1. Install the dependencies: `npm install`.",
+    "1. Install the dependencies: `npm install`. pulumi-tfe-governance is on no package registry yet: `package.json`",
+    `   installs it from \`${library.spec}\`, where this import's copy came from. Point it at a tarball`,
+    "   (`npm pack` of the library), a git URL or a directory of the library if that one moves.",
     "2. Choose where Pulumi keeps the state and make a stack: `pulumi login` (or `pulumi login --local`), then",
     "   `pulumi stack init <name>`.",
     `3. ${credentialSteps(source).join("\n")}`,
@@ -133,6 +135,6 @@ function projectReadme(source: ImportSource, report: ImportReport): string[] {
   ];
 }
 
-export function renderReadme(source: ImportSource, report: ImportReport): string {
-  return `${projectReadme(source, report).join("\n")}\n`;
+export function renderReadme(source: ImportSource, report: ImportReport, library: LibraryDependency): string {
+  return `${projectReadme(source, report, library).join("\n")}\n`;
 }

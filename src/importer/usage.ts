@@ -20,6 +20,9 @@ Options:
   --force              Overwrite files that differ from what the import writes (edited since the last run).
   --address URL        The service's address (default: TFE_ADDRESS, TFE_HOSTNAME, else https://app.terraform.io).
   --hostname HOST      The service's host name instead of an address.
+  --library SPEC       Where the project's package.json installs pulumi-tfe-governance from (npm's spec: a
+                       tarball, a git URL, a directory). Default: where this copy was installed from; the package
+                       is on no registry yet.
   --help               Show this text.
 
 The token is read as the library reads it: TFE_TOKEN, else the Terraform CLI credentials file for the host

@@ -40,12 +40,14 @@ export class PulumiProject {
 
   static async create(options: {
     name: string;
+    /** "linked" (default): the repository's node_modules. "own": none; the test installs the project's own. */
+    nodeModules?: "linked" | "own";
     files: Record<string, string>;
     config: Record<string, string>;
     secrets?: Record<string, string>;
   }): Promise<PulumiProject> {
     const dir = await mkdtemp(join(tmpdir(), `${options.name}-`));
-    await symlink(join(repoRoot, "node_modules"), join(dir, "node_modules"), "dir");
+    if (options.nodeModules !== "own") await symlink(join(repoRoot, "node_modules"), join(dir, "node_modules"), "dir");
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       PULUMI_BACKEND_URL: `file://${join(dir, ".state")}`,

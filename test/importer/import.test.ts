@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CreatePolicyOptions, TfeClient } from "../../src/client";
@@ -133,7 +133,13 @@ describe("tfe-governance import", () => {
     expect(run.stderr).toContain(`importing organization "acme" from ${server.url} (token from TFE_TOKEN)`);
     expect(run.stderr).toMatch(/listing policies: 4 listed/);
     expect(run.stderr).toMatch(/downloading code: 3 downloaded/);
-    expect(run.stderr).toMatch(/writing files: 9 created, 0 overwritten, 0 unchanged/);
+    // From a checkout, the project installs the library from the checkout, copied rather than linked.
+    const manifest = JSON.parse(await readFile(join(out, "package.json"), "utf8"));
+    expect(resolve(out, manifest.dependencies["pulumi-tfe-governance"].replace(/^file:/, ""))).toBe(
+      resolve(__dirname, "..", ".."),
+    );
+    expect(await readFile(join(out, ".npmrc"), "utf8")).toBe("install-links=true\n");
+    expect(run.stderr).toMatch(/writing files: 10 created, 0 overwritten, 0 unchanged/);
     expect(run.stdout).toMatch(/3 policies \(2 Sentinel, 1 OPA\)/);
     expect(run.stdout).toMatch(/1 module version deprecation\n/);
     expect(run.stdout).toMatch(/1 policy left out:\n {4}no-code: the service holds no code/);
@@ -164,7 +170,7 @@ describe("tfe-governance import", () => {
 
     const second = await runImport(args);
     expect(second.status, second.stderr).toBe(0);
-    expect(second.stdout).toMatch(/files: 0 created, 0 overwritten, 9 unchanged, 0 removed/);
+    expect(second.stdout).toMatch(/files: 0 created, 0 overwritten, 10 unchanged, 0 removed/);
     expect((await stat(program)).mtimeMs).toBe(before.mtimeMs);
 
     const edited = join(out, "policies", "require-tags.sentinel");
@@ -181,7 +187,7 @@ describe("tfe-governance import", () => {
 
     const forced = await runImport([...args, "--force"]);
     expect(forced.status, forced.stderr).toBe(0);
-    expect(forced.stdout).toMatch(/files: 1 created, 1 overwritten, 7 unchanged, 0 removed/);
+    expect(forced.stdout).toMatch(/files: 1 created, 1 overwritten, 8 unchanged, 0 removed/);
     expect(await readFile(edited, "utf8")).toBe(code["require-tags"]);
   });
 

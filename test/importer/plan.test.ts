@@ -1,8 +1,14 @@
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { hclString } from "../../src/importer/folder";
-import type { ImportedDeprecation, ImportedPolicy, ImportSource } from "../../src/importer/model";
+import type { ImportedDeprecation, ImportedPolicy, ImportSource, Layout } from "../../src/importer/model";
 import { planProject } from "../../src/importer/plan";
+
+const tarball = { spec: "file:../pulumi-tfe-governance-0.1.0.tgz", isDirectory: false };
+
+function plan(source: ImportSource, layout: Layout) {
+  return planProject(source, layout, tarball);
+}
 
 // The generation step alone: service records in, files out, nothing on disk or the network.
 
@@ -81,7 +87,7 @@ describe("the program layout", () => {
         code: Buffer.from([0x70, 0x61, 0xff, 0xfe, 0x0a]),
       }),
     ];
-    const { files } = planProject(source(policies), "program");
+    const { files } = plan(source(policies), "program");
     const declared = runProgram(text(files, "index.ts"));
     expect(declared).toEqual([
       {
@@ -116,7 +122,7 @@ describe("the program layout", () => {
 
   it("gives names that are not identifiers distinct identifiers, and reports each change", () => {
     const names = ["require-tags", "Require-Tags", "require_tags", "delete", "1st-check", "organization", "-", "a"];
-    const { files, report } = planProject(source(names.map((name) => policy(name))), "program");
+    const { files, report } = plan(source(names.map((name) => policy(name))), "program");
     const program = text(files, "index.ts");
     expect(runProgram(program).map((entry) => entry.name)).toEqual([
       "-",
@@ -152,7 +158,7 @@ describe("the program layout", () => {
   });
 
   it("keeps code file names distinct where letter case does not count, and off Windows device names", () => {
-    const { files, report } = planProject(
+    const { files, report } = plan(
       source([policy("Require-Tags"), policy("require-tags"), policy("con"), policy("CON-1")]),
       "program",
     );
@@ -176,7 +182,7 @@ describe("the program layout", () => {
   });
 
   it("leaves out policies without code or with a name the resource refuses, saying what to do", () => {
-    const { files, report } = planProject(
+    const { files, report } = plan(
       source([policy("no-code", { code: null }), policy("legacy.name"), policy("fine")]),
       "program",
     );
@@ -189,7 +195,7 @@ describe("the program layout", () => {
   });
 
   it("leaves out an enforcement level the service does not report, and says so", () => {
-    const { files, report } = planProject(source([policy("unlevelled", { enforcementLevel: null })]), "program");
+    const { files, report } = plan(source([policy("unlevelled", { enforcementLevel: null })]), "program");
     expect(runProgram(text(files, "index.ts"))[0]!.args).not.toHaveProperty("enforcementLevel");
     expect(report.notes).toEqual([{ name: "unlevelled", note: expect.stringMatching(/no enforcement level/) }]);
   });
@@ -203,7 +209,7 @@ describe("the program layout", () => {
       reason,
       link,
     });
-    const { files, report } = planProject(
+    const { files, report } = plan(
       source(
         [],
         [
@@ -252,14 +258,19 @@ describe("the program layout", () => {
 
   it("writes a project whose Pulumi.yaml names the program file, and no token anywhere", () => {
     const local = { ...source([policy("a")]), address: "http://127.0.0.1:8080", isDefaultAddress: false };
-    const { files } = planProject(local, "program");
+    const { files } = plan(local, "program");
     const yaml = text(files, "Pulumi.yaml");
     expect(yaml).toMatch(/^main: index\.ts$/m);
     expect(yaml).toMatch(/^runtime:\n {2}name: nodejs\n/m);
     expect(yaml).toMatch(/^config:\n {2}tfe:address:\n {4}value: "http:\/\/127\.0\.0\.1:8080"$/m);
-    expect(text(planProject(source([policy("a")]), "program").files, "Pulumi.yaml")).not.toMatch(/tfe:address/);
+    expect(text(plan(source([policy("a")]), "program").files, "Pulumi.yaml")).not.toMatch(/tfe:address/);
     const manifest = JSON.parse(text(files, "package.json"));
-    expect(Object.keys(manifest.dependencies)).toEqual(["@pulumi/pulumi", "pulumi-tfe-governance"]);
+    expect(manifest.dependencies["pulumi-tfe-governance"]).toBe(tarball.spec);
+    expect(manifest.dependencies["@pulumi/pulumi"]).toMatch(/^\^3\./);
+    expect(text(files, "README.md")).toContain(`installs it from \`${tarball.spec}\``);
+    expect(files.has(".npmrc")).toBe(false);
+    const fromCheckout = planProject(local, "program", { spec: "file:/src/pulumi-tfe-governance", isDirectory: true });
+    expect(text(fromCheckout.files, ".npmrc")).toBe("install-links=true\n");
     expect(manifest.devDependencies).toHaveProperty("typescript");
     expect(JSON.parse(text(files, "tsconfig.json")).files).toEqual(["index.ts"]);
     expect([...files.keys()]).toEqual(
@@ -269,8 +280,8 @@ describe("the program layout", () => {
 
   it("yields the same bytes for the same organization, whatever order the service lists it in", () => {
     const policies = ["b", "A", "a", "c-1", "c_1"].map((name) => policy(name));
-    const first = planProject(source(policies), "program").files;
-    const second = planProject(source([...policies].reverse()), "program").files;
+    const first = plan(source(policies), "program").files;
+    const second = plan(source([...policies].reverse()), "program").files;
     expect([...second.keys()].sort()).toEqual([...first.keys()].sort());
     for (const [path, content] of first) expect(second.get(path)).toEqual(content);
   });
@@ -287,7 +298,7 @@ describe("the folder layout", () => {
   ];
 
   it("writes one folder per kind and set of policy sets, in the service's folder format", () => {
-    const { files, report } = planProject(source(policies), "folder");
+    const { files, report } = plan(source(policies), "folder");
     expect([...files.keys()].sort()).toEqual([
       ".gitignore",
       "Pulumi.yaml",
@@ -364,7 +375,7 @@ describe("the folder layout", () => {
       opaPolicy("deny-iam", "terraform", {}),
       opaPolicy("deny-misc", "terraform.misc", {}),
     ];
-    const { files, report } = planProject(source(samePackage), "folder");
+    const { files, report } = plan(source(samePackage), "folder");
     expect([...files.keys()].filter((path) => path.endsWith(".rego")).sort()).toEqual([
       "policy-sets/no-policy-set-opa-2/deny-public.rego",
       "policy-sets/no-policy-set-opa/deny-iam.rego",
@@ -376,13 +387,13 @@ describe("the folder layout", () => {
   });
 
   it("names no .rego file *_test, which a folder would skip as an OPA test", () => {
-    const { files } = planProject(source([opaPolicy("deny_test", "terraform", {})]), "folder");
+    const { files } = plan(source([opaPolicy("deny_test", "terraform", {})]), "folder");
     expect([...files.keys()]).toContain("policy-sets/no-policy-set-opa/deny_test-policy.rego");
   });
 
   it("keeps a description the folder file would trim in the program's overrides", () => {
     const described = [opaPolicy("deny", "terraform", { description: "Ends in a newline\n" })];
-    const { files } = planProject(source(described), "folder");
+    const { files } = plan(source(described), "folder");
     expect(text(files, "policy-sets/no-policy-set-opa/policies.hcl")).not.toMatch(/description/);
     expect(text(files, "index.ts")).toContain('"deny": { description: "Ends in a newline\\n" },');
   });
