@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -112,6 +112,36 @@ describe("the packed package in a project of its own", () => {
     expect(resolve(out, manifest.dependencies["pulumi-tfe-governance"].replace(/^file:/, ""))).toBe(tarball);
   }, 60_000);
 });
+
+describe("other ways a team installs it", () => {
+  it.each([
+    ["a git URL (npm clones it and runs its prepare)", () => `git+file://${repoRoot}#${headCommit()}`, []],
+    ["a directory, copied as npm's install-links does", () => repoRoot, ["--install-links"]],
+  ])(
+    "from %s: dist/ and one @pulumi/pulumi",
+    async (_way, spec, flags) => {
+      const dir = await mkdtemp(join(tmpdir(), "installed-package-"));
+      try {
+        await writeFile(join(dir, "package.json"), JSON.stringify({ name: "governance", private: true }));
+        await run("npm", ["install", "--no-audit", "--no-fund", ...flags, spec(), "@pulumi/pulumi@3"], { cwd: dir });
+        expect(await findPackages(join(dir, "node_modules"), "@pulumi/pulumi")).toHaveLength(1);
+        const { stdout } = await run(
+          process.execPath,
+          ["-p", 'Object.keys(require("pulumi-tfe-governance")).filter((name) => /^Policy|^Module/.test(name)).join()'],
+          { cwd: dir },
+        );
+        expect(stdout.trim()).toBe("ModuleVersionDeprecation,Policy,PolicyFolder");
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+    300_000,
+  );
+});
+
+function headCommit(): string {
+  return execFileSync("git", ["rev-parse", "HEAD"], { cwd: repoRoot, encoding: "utf8" }).trim();
+}
 
 const program = `import * as tfe from "pulumi-tfe-governance";
 
