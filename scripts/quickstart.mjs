@@ -27,13 +27,43 @@ const env = {
   TFE_TOKEN: token,
 };
 
+// pulumi runs in a process group of its own, so that a stop reaches it once, from here: a terminal's Ctrl-C
+// reaches this process twice (from the terminal and from npm), and a second SIGINT makes pulumi quit at once
+// instead of finishing the step in flight. A signal more than two seconds after the first stops it outright.
+const running = new Set();
+let stopSignal;
+let stopAt = 0;
+function signalPulumi(signal) {
+  for (const child of running) {
+    try {
+      process.kill(-child.pid, signal);
+    } catch {} // exited meanwhile
+  }
+}
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    if (stopSignal === undefined) {
+      stopSignal = signal;
+      stopAt = Date.now();
+      console.error(`\n${signal}: stopping pulumi (it finishes the step in flight), then the local server`);
+      signalPulumi("SIGINT");
+    } else if (Date.now() - stopAt > 2000) {
+      signalPulumi("SIGKILL");
+    }
+  });
+}
+
 function pulumi(args, { quiet = false, cwd = root } = {}) {
+  if (stopSignal) return Promise.reject(new Error(`stopped by ${stopSignal}`));
   return new Promise((resolveRun, reject) => {
     const child = spawn("pulumi", [...args, "--non-interactive"], {
       cwd,
       env,
+      detached: true,
       stdio: ["ignore", quiet ? "pipe" : "inherit", quiet ? "pipe" : "inherit"],
     });
+    running.add(child);
+    child.on("exit", () => running.delete(child));
     let output = "";
     child.stdout?.on("data", (chunk) => (output += chunk));
     child.stderr?.on("data", (chunk) => (output += chunk));
@@ -74,6 +104,9 @@ try {
   }
   await client.close();
   console.log("\nRun it again: nothing changes. Point the same program at HCP Terraform: see README.md.");
+} catch (error) {
+  if (!stopSignal) throw error;
+  process.exitCode = stopSignal === "SIGINT" ? 130 : 143;
 } finally {
   await server.close();
 }

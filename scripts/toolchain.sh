@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Puts Node.js >= 22.19 and the Pulumi CLI with Pulumi's Node.js language host on PATH, installing what is missing
-# from the package registries only: Node from the npm registry, Pulumi built from the Go module proxy.
-# Source it, or use run-with-toolchain.sh. Everything it installs is cached by version outside the repo.
-set -euo pipefail
+# Puts Node.js >= 22.19, the Pulumi CLI with Pulumi's Node.js language host, and OPA on PATH, installing what is
+# missing from the package registries only: Node from the npm registry; Pulumi and OPA built from the Go module
+# proxy, side by side, each cached by version outside the repository. What is already on PATH is used as it is.
+#
+# Sourced by run-with-toolchain.sh and env.sh, which run in processes of their own. Do not source it in an
+# interactive shell (it exits on failure): `eval "$(npm run -s env)"` puts the same tools on that shell's PATH.
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tool_cache=${PULUMI_TFE_GOVERNANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-tfe-governance}
 node_major_wanted=24
 # The last release whose sdk/v3 module still holds Pulumi's Node.js language host: later releases moved it into a
-# module of its own, which the Go module proxy does not serve. README ("The two commands") says what it lacks.
+# module of its own, which the Go module proxy does not serve. docs/toolchain.md says what it lacks.
 nodejs_language_host_version=3.68.0
+opa_version_wanted=1.22.2
+# How often a build that is still running says so.
+progress_every_seconds=15
 
 log() { echo "[toolchain] $*" >&2; }
 
@@ -48,16 +53,14 @@ pulumi_sdk_version() {
 # modules at one version, with the first module's replace directives repeated (Go ignores a dependency's own, all
 # but the local-path ones), and the version stamped where `pulumi version` and the plugin's info read it.
 build_pulumi_program() {
-  local version=$1 package=$2 output=$3 work go_mod module
+  local version=$1 package=$2 output=$3 work go_mod
   shift 3
-  command -v go >/dev/null || {
-    log "no 'pulumi' with its Node.js language host on PATH, and no Go toolchain to build them: install the Pulumi CLI $version, or Go >= 1.25"
-    exit 1
-  }
+  local status=0
   work=$(mktemp -d)
   (
+    set -e
     cd "$work"
-    go mod init pulumi-tfe-governance-build >/dev/null 2>&1
+    go mod init pulumi-tfe-governance-build
     for module in "$@"; do go mod edit -require="$module@v$version"; done
     go_mod=$(go mod download -json "$1@v$version" | node -e \
       'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).GoMod))')
@@ -65,12 +68,80 @@ build_pulumi_program() {
       go mod edit -replace="$replacement"
     done
     printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$package" > tools.go
-    GOFLAGS=-mod=mod go mod tidy >&2
+    GOFLAGS=-mod=mod go mod tidy
     go build -trimpath \
       -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$version" \
-      -o "$output" "$package" >&2
-  )
+      -o "$output.partial" "$package"
+  ) || status=$?
   rm -rf "$work"
+  [ $status -eq 0 ] && mv -f "$output.partial" "$output"
+}
+
+# OPA's go.mod has no replace directives, so `go install module@version` builds exactly the released module.
+build_opa() {
+  local bin_dir=$1
+  GOBIN="$bin_dir" go install -trimpath -ldflags "-s -w" "github.com/open-policy-agent/opa@v$opa_version_wanted"
+}
+
+# Builds run in the background, each with its own log, while this shell reports progress: Go downloads while it
+# compiles, and three builds at once finish sooner than one after another even on two cores.
+build_names=()
+build_pids=()
+build_logs=()
+
+start_build() {
+  local name=$1 log_file
+  shift
+  command -v go >/dev/null || {
+    log "$name is not on PATH and there is no Go toolchain to build it: install Go >= 1.25 (or put $name on PATH)"
+    exit 1
+  }
+  mkdir -p "$tool_cache/logs"
+  log_file="$tool_cache/logs/$(echo "$name" | tr -c 'A-Za-z0-9.\n' '-').log"
+  log "building $name from the Go module proxy (first run only); its output goes to $log_file"
+  # No cgo: Pulumi's and OPA's own releases are built without it, and it saves compiling C.
+  CGO_ENABLED=0 "$@" >"$log_file" 2>&1 &
+  build_names+=("$name")
+  build_pids+=($!)
+  build_logs+=("$log_file")
+}
+
+stop_builds() {
+  local pid
+  for pid in "${build_pids[@]}"; do kill "$pid" 2>/dev/null; done
+}
+
+wait_for_builds() {
+  [ ${#build_pids[@]} -eq 0 ] && return
+  trap 'stop_builds; exit 130' INT
+  trap 'stop_builds; exit 143' TERM
+  local started=$SECONDS next_report=$((SECONDS + progress_every_seconds)) i running failed=0
+  local -a took=()
+  while :; do
+    running=()
+    for i in "${!build_pids[@]}"; do
+      [ -n "${took[$i]:-}" ] && continue
+      if kill -0 "${build_pids[$i]}" 2>/dev/null; then
+        running+=("${build_names[$i]}")
+      elif wait "${build_pids[$i]}"; then
+        took[$i]=$((SECONDS - started))
+        log "built ${build_names[$i]} in ${took[$i]} s"
+      else
+        took[$i]=failed
+        failed=1
+        log "building ${build_names[$i]} failed; the last lines of its log, ${build_logs[$i]}:"
+        tail -n 15 "${build_logs[$i]}" | sed 's/^/    /' >&2
+      fi
+    done
+    [ ${#running[@]} -eq 0 ] && break
+    if [ $SECONDS -ge $next_report ]; then
+      log "still building after $((SECONDS - started)) s: $(printf '%s; ' "${running[@]}" | sed 's/; $//')"
+      next_report=$((SECONDS + progress_every_seconds))
+    fi
+    sleep 1
+  done
+  trap - INT TERM
+  [ $failed -eq 0 ] || exit 1
 }
 
 # Copies an executable into a directory unless the same file is there; by rename, so that a run still using the old
@@ -84,31 +155,39 @@ place_beside() {
   mv -f "$dir/.$name.$$" "$dir/$name"
 }
 
-ensure_pulumi() {
-  if command -v pulumi >/dev/null && command -v pulumi-language-nodejs >/dev/null; then
-    return
-  fi
-  local version bin_dir language_host
-  version=$(pulumi_sdk_version)
-  bin_dir="$tool_cache/pulumi-v$version/bin"
-  if [ ! -x "$bin_dir/pulumi" ]; then
-    log "building the Pulumi CLI v$version from the Go module proxy (first run only; takes several minutes)"
-    mkdir -p "$bin_dir"
-    build_pulumi_program "$version" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi "$bin_dir/pulumi" \
+ensure_pulumi_and_opa() {
+  local pulumi_bin_dir="" language_host="" opa_bin_dir="" version
+  if ! { command -v pulumi >/dev/null && command -v pulumi-language-nodejs >/dev/null; }; then
+    version=$(pulumi_sdk_version)
+    pulumi_bin_dir="$tool_cache/pulumi-v$version/bin"
+    mkdir -p "$pulumi_bin_dir"
+    [ -x "$pulumi_bin_dir/pulumi" ] || start_build "the Pulumi CLI v$version" build_pulumi_program "$version" \
+      github.com/pulumi/pulumi/pkg/v3/cmd/pulumi "$pulumi_bin_dir/pulumi" \
       github.com/pulumi/pulumi/pkg/v3 github.com/pulumi/pulumi/sdk/v3
+    language_host="$tool_cache/pulumi-language-nodejs-v$nodejs_language_host_version/pulumi-language-nodejs"
+    mkdir -p "$(dirname "$language_host")"
+    [ -x "$language_host" ] || start_build "Pulumi's Node.js language host v$nodejs_language_host_version" \
+      build_pulumi_program "$nodejs_language_host_version" \
+      github.com/pulumi/pulumi/sdk/v3/nodejs/cmd/pulumi-language-nodejs "$language_host" github.com/pulumi/pulumi/sdk/v3
   fi
-  language_host="$tool_cache/pulumi-language-nodejs-v$nodejs_language_host_version/pulumi-language-nodejs"
-  if [ ! -x "$language_host" ]; then
-    log "building Pulumi's Node.js language host v$nodejs_language_host_version from the Go module proxy (first run only; about a minute)"
-    build_pulumi_program "$nodejs_language_host_version" github.com/pulumi/pulumi/sdk/v3/nodejs/cmd/pulumi-language-nodejs \
-      "$language_host" github.com/pulumi/pulumi/sdk/v3
+  if ! command -v opa >/dev/null; then
+    opa_bin_dir="$tool_cache/opa-v$opa_version_wanted/bin"
+    mkdir -p "$opa_bin_dir"
+    [ -x "$opa_bin_dir/opa" ] || start_build "OPA v$opa_version_wanted" build_opa "$opa_bin_dir"
   fi
-  # Laid out as Pulumi's own distribution: the CLI loads the language host and the dynamic provider (which ships in
-  # @pulumi/pulumi) from beside itself.
-  place_beside "$bin_dir" "$language_host"
-  place_beside "$bin_dir" "$repo_root/node_modules/@pulumi/pulumi/pulumi-resource-pulumi-nodejs"
-  export PATH="$bin_dir:$PATH"
-  log "using the Pulumi CLI $(pulumi version) and Pulumi's Node.js language host v$nodejs_language_host_version from $bin_dir"
+  wait_for_builds
+  if [ -n "$pulumi_bin_dir" ]; then
+    # Laid out as Pulumi's own distribution: the CLI loads the language host and the dynamic provider (which ships
+    # in @pulumi/pulumi) from beside itself.
+    place_beside "$pulumi_bin_dir" "$language_host"
+    place_beside "$pulumi_bin_dir" "$repo_root/node_modules/@pulumi/pulumi/pulumi-resource-pulumi-nodejs"
+    export PATH="$pulumi_bin_dir:$PATH"
+    log "using the Pulumi CLI $(pulumi version) and Pulumi's Node.js language host v$nodejs_language_host_version from $pulumi_bin_dir"
+  fi
+  if [ -n "$opa_bin_dir" ]; then
+    export PATH="$opa_bin_dir:$PATH"
+    log "using OPA $(opa version | sed -n 's/^Version: //p') from $opa_bin_dir"
+  fi
 }
 
 offline_pulumi_environment() {
@@ -117,6 +196,5 @@ offline_pulumi_environment() {
 }
 
 ensure_node
-ensure_pulumi
-source "$repo_root/scripts/opa.sh" && ensure_opa
+ensure_pulumi_and_opa
 offline_pulumi_environment

@@ -96,6 +96,20 @@ async function main(): Promise<void> {
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+  stopWhenOrphanedByNpm(stop);
+}
+
+/**
+ * `npx` and `npm run` start a bin through `sh -c`, and on SIGTERM or SIGINT they signal that shell, which exits
+ * without passing the signal on: the server would stay up, orphaned, holding its port. Started so, it stops when
+ * its parent goes. Started directly (by a shell, nohup, a service manager) it keeps running as it is told.
+ */
+function stopWhenOrphanedByNpm(stop: () => void): void {
+  if (process.env.npm_command === undefined) return;
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, 250).unref();
 }
 
 /** --faults as inline JSON or a file, checked here so that its errors name the flag. */
