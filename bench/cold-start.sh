@@ -40,5 +40,5 @@ phase() {
   echo "total: $((SECONDS - total)) s"
   echo
   echo "Toolchain builds (they run side by side):"
-  grep -E '^\[toolchain\] (built|installing|still building)' "$log" | sed 's/^/    /' || true
+  grep -E '^\[toolchain\] (built|installing)' "$log" | sed 's/^/    /' || true
 } | tee "$repo_root/bench/results/cold-start.md"

@@ -2,7 +2,7 @@
 // program (Pulumi.yaml) and then the policy-folder program (examples/policy-folders/Pulumi.yaml).
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { TfeClient } from "pulumi-tfe-governance/client";
 import { startServer } from "pulumi-tfe-governance/server";
 
@@ -74,10 +74,44 @@ function pulumi(args, { quiet = false, cwd = root } = {}) {
   });
 }
 
+function quoted(text) {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/** Where everything is, and the commands to go on with the stack: run as printed by test/e2e/quickstart.test.ts. */
+function closingLines() {
+  const shown = (path) => (path.startsWith(`${root}/`) ? relative(root, path) : path);
+  const data = shown(join(dataDir, "quickstart.sqlite"));
+  const state = join(dataDir, "pulumi-state");
+  return [
+    "",
+    `The local server's data is in ${data}, the state of both programs' stack "${stack}" in ${shown(state)}.`,
+    "Run the quickstart again: nothing changes. To preview, check for drift, fix it and destroy, in this directory:",
+    "",
+    ...[
+      'eval "$(npm run -s env)"',
+      `node dist/server/cli.js --data ${quoted(data)} --seed quickstart --port 8080 --quiet &`,
+      // A passphrase of the user's own, from the environment, stays there rather than on the screen.
+      `export PULUMI_BACKEND_URL=${quoted(`file://${state}`)}${process.env.PULUMI_CONFIG_PASSPHRASE ? "" : " PULUMI_CONFIG_PASSPHRASE=quickstart"}`,
+      `export TFE_ADDRESS=http://127.0.0.1:8080 TFE_TOKEN=${token}`,
+      `pulumi stack select ${stack}`,
+      "pulumi preview",
+      "pulumi preview --refresh --expect-no-changes",
+      "pulumi up --refresh",
+      "pulumi destroy",
+      "kill $!",
+    ].map((line) => `    ${line}`),
+    "",
+    "The drift check (the second preview) fails when the service was changed outside Pulumi; `up --refresh` puts",
+    "the program's values back; `destroy` deletes what the program made (examples/policy-folders has its own).",
+    'Against HCP Terraform: README.md, "Use it in your project".',
+  ].join("\n");
+}
+
 try {
   await pulumi(["stack", "select", "--create", stack], { quiet: true });
   // The seed's policy set, which only this local server has: the program holds no default, so that pointed at a
-  // real organization it sends none unless told (README, "Pointing the quickstart at HCP Terraform").
+  // real organization it sends none unless told (docs/configuration.md, "Pointing the quickstart at HCP Terraform").
   await pulumi(["config", "set", "--stack", stack, "quickstart:baselinePolicySetId", seed.policySets[0].id], {
     quiet: true,
   });
@@ -103,7 +137,7 @@ try {
     console.log(`  module acme/vpc/aws ${version.version.padEnd(8)} ${state}`);
   }
   await client.close();
-  console.log("\nRun it again: nothing changes. Point the same program at HCP Terraform: see README.md.");
+  console.log(closingLines());
 } catch (error) {
   if (!stopSignal) throw error;
   process.exitCode = stopSignal === "SIGINT" ? 130 : 143;

@@ -23,7 +23,7 @@ export {
   type ModuleArgs,
   type ModuleVersionArgs,
   type ReadFunctionOptions,
-} from "./functions";
+} from "./read-functions";
 export {
   ModuleVersionDeprecation,
   type ModuleVersionDeprecationArgs,

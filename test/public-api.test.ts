@@ -2,19 +2,19 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
-// README's "Public API" is a promise to users: each entry point's runtime exports are exactly those it lists.
+// docs/development.md's "Public API" is a promise to users: each entry point's runtime exports are exactly those it lists.
 
-const readme = readFileSync(join(__dirname, "..", "README.md"), "utf8");
+const readme = readFileSync(join(__dirname, "..", "docs", "development.md"), "utf8");
 const section = /<!-- public-api:start -->([\s\S]*?)<!-- public-api:end -->/.exec(readme)?.[1] ?? "";
 const manifest = JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as {
   exports: Record<string, string | { default: string }>;
   bin: Record<string, string>;
 };
 
-/** The values README lists for an entry point: the backticked names between "values:" and "Types:" or the end. */
+/** The values the page lists for an entry point: the backticked names between "values:" and "Types:" or the end. */
 function listedValues(entry: string): string[] {
   const item = section.split(/\n- /).find((text) => text.replace(/^- /, "").startsWith(`\`${entry}\` values:`));
-  if (!item) throw new Error(`README's Public API has no entry ${entry}`);
+  if (!item) throw new Error(`docs/development.md's Public API has no entry ${entry}`);
   const values = (item.split("values:")[1] as string).split(/Types:|Not for programs/)[0] as string;
   return [...values.matchAll(/`([A-Za-z]+)`/g)].map((match) => match[1] as string).sort();
 }
@@ -26,7 +26,7 @@ const sources: Record<string, string> = {
   "pulumi-tfe-governance/providers": "../src/resources/providers",
 };
 
-describe("README's Public API", () => {
+describe("docs/development.md's Public API", () => {
   it("lists every entry point of package.json, and no other", () => {
     const entries = Object.keys(manifest.exports)
       .filter((key) => key !== "./package.json")

@@ -1,7 +1,6 @@
 import type { PolicyKind } from "../contract/policies";
-import { codeExtension, type ImportReport } from "./model";
+import { codeExtension, type ImportReport, type UsablePolicy } from "./model";
 import { FileNameAllocator } from "./names";
-import type { UsablePolicy } from "./plan";
 
 /** Where the folder layout puts its folders, relative to the output directory. */
 export const policySetsDirectory = "policy-sets";

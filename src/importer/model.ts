@@ -25,6 +25,20 @@ export interface ImportSource {
   deprecations: ImportedDeprecation[];
 }
 
+/** A policy that the generated project can hold: it has code and a name the `Policy` resource accepts. */
+export interface UsablePolicy extends ImportedPolicy {
+  code: Buffer;
+}
+
+/** Where the generated project installs this library from (see `installedLibrarySpec`). */
+export interface LibraryDependency {
+  spec: string;
+  isDirectory: boolean;
+}
+
+/** The program file; Pulumi.yaml's `main` names it. */
+export const programFile = "index.ts";
+
 export const layouts = ["program", "folder"] as const;
 export type Layout = (typeof layouts)[number];
 

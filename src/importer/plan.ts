@@ -9,15 +9,12 @@ import {
   type ImportReport,
   type ImportSource,
   type Layout,
+  type LibraryDependency,
+  type UsablePolicy,
 } from "./model";
 import { camelCase, FileNameAllocator, IdentifierAllocator } from "./names";
-import { type DeclaredDeprecation, type DeclaredPolicy, type LibraryDependency, renderProgramProject } from "./program";
+import { type DeclaredDeprecation, type DeclaredPolicy, renderProgramProject } from "./program";
 import { renderReadme } from "./readme";
-
-/** A policy that the generated project can hold: it has code and a name the `Policy` resource accepts. */
-export interface UsablePolicy extends ImportedPolicy {
-  code: Buffer;
-}
 
 /**
  * The project for `source`, as files in memory: nothing here touches the disk or the network, so a second run

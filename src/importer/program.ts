@@ -1,6 +1,11 @@
 import { version as pulumiVersion } from "@pulumi/pulumi/version";
-import type { ImportedDeprecation, ImportSource } from "./model";
-import type { UsablePolicy } from "./plan";
+import {
+  type ImportedDeprecation,
+  type ImportSource,
+  type LibraryDependency,
+  programFile,
+  type UsablePolicy,
+} from "./model";
 
 export interface DeclaredPolicy extends UsablePolicy {
   identifier: string;
@@ -12,9 +17,6 @@ export interface DeclaredDeprecation extends ImportedDeprecation {
   identifier: string;
   resourceName: string;
 }
-
-/** The program file; Pulumi.yaml's `main` names it. */
-export const programFile = "index.ts";
 
 /** A TypeScript (and YAML flow) string literal: JSON's escapes are valid in both. */
 function literal(value: string): string {
@@ -171,12 +173,6 @@ export function renderTsconfig(): string {
 }
 
 /** Every file of the project except the policies' code, the folders and the README. */
-/** Where the project installs this library from (see `installedLibrarySpec`). */
-export interface LibraryDependency {
-  spec: string;
-  isDirectory: boolean;
-}
-
 export function renderProgramProject(
   source: ImportSource,
   declared: Parameters<typeof renderProgram>[1],

@@ -1,5 +1,4 @@
-import type { ImportReport, ImportSource } from "./model";
-import { type LibraryDependency, programFile } from "./program";
+import { type ImportReport, type ImportSource, type LibraryDependency, programFile } from "./model";
 
 /** A Markdown table cell: pipes and line breaks would end the cell or the row. */
 function cell(text: string): string {

@@ -167,7 +167,7 @@ function deprecatedAlreadyMessage(id: string, held: { reason: string }): string 
     "deprecate it. If the resource was renamed or moved into or out of a component, give it its old name with the " +
     "aliases resource option; to manage that deprecation here (its reason and link rewritten as declared), set " +
     "adoptExisting: true; if a killed pulumi up deprecated it, run npx tfe-governance pending-creates --apply " +
-    "(README: After a cancelled run)"
+    "(docs/troubleshooting.md: After a cancelled run)"
   );
 }
 

@@ -586,7 +586,7 @@ export function nameTakenMessage(inputs: Pick<PolicyInputs, "name" | "organizati
     "resource did not create it. If the resource was renamed or moved (into or out of a component, a PolicyFolder " +
     "renamed), give it its old name with the aliases resource option; to manage that policy here, set " +
     "adoptExisting: true; if a killed pulumi up created it, run npx tfe-governance pending-creates --apply " +
-    "(README: After a cancelled run); else choose another name"
+    "(docs/troubleshooting.md: After a cancelled run); else choose another name"
   );
 }
 

@@ -217,8 +217,8 @@ describe("clientTuning: the tfe: keys a program's resources and read functions t
     expect(await read({ retry: { maxRetries: 1, baseDelayMs: 1 } })).toBe(2);
   });
 
-  it("README's configuration table lists every key with its environment variable", () => {
-    const readme = readFileSync(join(__dirname, "..", "..", "README.md"), "utf8");
+  it("docs/configuration.md's table lists every key with its environment variable", () => {
+    const readme = readFileSync(join(__dirname, "..", "..", "docs", "configuration.md"), "utf8");
     for (const { key, variable } of clientTuningKeys) {
       expect(readme).toMatch(new RegExp(`^\\| \`tfe:${key}\`\\s+\\| \`${variable}\`\\s+\\|`, "m"));
     }

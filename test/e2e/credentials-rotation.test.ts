@@ -167,7 +167,7 @@ describe.each([
     await expectNoTokenInPlainText([oldToken, newToken], project, [...retired, server], {
       storedAs: viaEnvironment ? "nothing" : "stack config secret",
     });
-    // What README warns of: the engine logs each provider's configuration, secrets decrypted, at -v=9.
+    // What docs/configuration.md warns of: the engine logs each provider's configuration, secrets decrypted, at -v=9.
     const loggedToken = project.engineLogs.some((log) => log.includes(oldToken) || log.includes(newToken));
     expect(loggedToken).toBe(!viaEnvironment);
   }, 60_000);

@@ -1,56 +1,57 @@
-import { execFile, execFileSync } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, relative, resolve } from "node:path";
-import { promisify } from "node:util";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LaunchedCli, launchCli } from "../server/cli-process";
-import { PulumiProject } from "./pulumi-project";
+import { TfeClient } from "../../src/client";
+import { docBlocks, freshEnv, repoRoot, run, script, substitute, succeeds } from "./doc-recipes";
 
-const run = promisify(execFile);
-const repoRoot = resolve(__dirname, "..", "..");
+const token = "quickstart-token-not-a-secret";
 
 /**
- * The package as a team gets it: `npm pack` of the tracked tree (its own `prepare` builds dist/ from nothing), the
- * tarball installed into a TypeScript project outside the repository beside the newest `@pulumi/pulumi` 3.x from
- * the registry, then the server and `pulumi` run from that project alone.
+ * README's "Use it in your project", as a team follows it: `npm ci && npm pack` in a copy of the tracked tree, then a
+ * TypeScript project beside it, outside the repository, with the tarball installed next to the newest
+ * `@pulumi/pulumi` 3.x from the registry; the local server started from that project with npx; `pulumi up`, the
+ * drift recipe and docs/import.md's recipe, all from the installed package alone.
  */
-describe("the packed package in a project of its own", () => {
+describe('README\'s "Use it in your project", outside the repository', () => {
   let work: string;
+  let project: string;
   let tarball: string;
-  let project: PulumiProject;
-  let server: LaunchedCli | undefined;
+  let server: LocalServer | undefined;
+  let client: TfeClient;
+  let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), "installed-package-"));
-    tarball = await packTrackedTree(join(work, "tree"), work);
-    project = await PulumiProject.create({
-      name: "governance",
-      nodeModules: "own",
-      files: {
-        "Pulumi.yaml": "name: governance\nruntime: nodejs\n",
-        "package.json": JSON.stringify({ name: "governance", private: true }),
-        "tsconfig.json": JSON.stringify({
-          compilerOptions: { strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022" },
-          files: ["index.ts"],
-        }),
-        "index.ts": program,
-      },
-      config: { "tfe:organization": "acme" },
+    const clone = join(work, "pulumi-tfe-governance");
+    await copyTrackedTree(clone);
+    const [pack, install] = docBlocks("README.md", "## Use it in your project", "sh");
+    expect(pack).toBe("npm ci && npm pack\n");
+    await script(pack as string, clone, freshEnv({}));
+    tarball = join(clone, "pulumi-tfe-governance-0.1.0.tgz");
+    await script(install as string, work, freshEnv({}));
+    project = join(work, "governance");
+    const [pulumiYaml] = docBlocks("README.md", "## Use it in your project", "yaml");
+    const [program] = docBlocks("README.md", "## Use it in your project", "ts");
+    await writeFile(join(project, "Pulumi.yaml"), pulumiYaml as string);
+    await writeFile(join(project, "index.ts"), program as string);
+    await mkdir(join(work, "backend"));
+    env = freshEnv({
+      PULUMI_HOME: join(work, "pulumi-home"),
+      // The answers a user types: the passphrase `pulumi stack init` asks for, and "yes" to up and destroy.
+      PULUMI_CONFIG_PASSPHRASE: "installed-package",
+      PULUMI_SKIP_CONFIRMATIONS: "true",
     });
-    const spec = `file:${relative(project.dir, tarball)}`;
-    await run("npm", ["install", "--no-audit", "--no-fund", spec, "@pulumi/pulumi@3", "typescript", "@types/node"], {
-      cwd: project.dir,
-    });
-  }, 300_000);
+  }, 600_000);
 
   afterAll(async () => {
+    await client?.close();
     server?.child.kill();
-    await project?.dispose();
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  it("ships dist with both bins and type declarations, and no source maps into files it does not ship", async () => {
+  it("packs dist/ with both bins and type declarations, and no source maps into files it does not ship", () => {
     const listing = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).split("\n");
     expect(listing).toEqual(
       expect.arrayContaining([
@@ -62,55 +63,98 @@ describe("the packed package in a project of its own", () => {
         "package/examples/quickstart/seed.json",
       ]),
     );
-    expect(listing.filter((path) => /\.map$|^package\/(src|test|bench|scripts)\//.test(path))).toEqual([]);
+    expect(listing.filter((path) => /\.map$|^package\/(src|test|bench|scripts|docs)\//.test(path))).toEqual([]);
   });
 
-  it("shares the program's one @pulumi/pulumi, the newest 3.x", async () => {
-    const copies = await findPackages(join(project.dir, "node_modules"), "@pulumi/pulumi");
+  it("installs one @pulumi/pulumi, the newest 3.x, shared by the program and the package; the program type-checks", async () => {
+    const copies = await findPackages(join(project, "node_modules"), "@pulumi/pulumi");
     expect(copies).toHaveLength(1);
-    const { stdout } = await run("npm", ["view", "@pulumi/pulumi@3", "version", "--json"]);
+    const published = await succeeds("npm", ["view", "@pulumi/pulumi@3", "version", "--json"], project, env);
     const numbers = (version: string) => version.split(".").map(Number);
-    const versions: string[] = [JSON.parse(stdout)]
+    const newest = [JSON.parse(published)]
       .flat()
-      .sort((a: string, b: string) => numbers(a).reduce((order, part, i) => order || part - (numbers(b)[i] ?? 0), 0));
+      .sort((a: string, b: string) => numbers(a).reduce((order, part, i) => order || part - (numbers(b)[i] ?? 0), 0))
+      .at(-1);
     const installed = JSON.parse(await readFile(join(copies[0] as string, "package.json"), "utf8")).version;
-    expect(installed).toBe(versions.at(-1));
-    await run(join(project.dir, "node_modules", ".bin", "tsc"), ["--noEmit", "-p", "."], { cwd: project.dir });
+    expect(installed).toBe(newest);
+    await succeeds(
+      join(project, "node_modules", ".bin", "tsc"),
+      ["--noEmit", "--strict", "--module", "nodenext", "--target", "es2022", "index.ts"],
+      project,
+      env,
+    );
   });
 
-  it("runs the installed server, then up, a preview with no changes, and destroy", async () => {
-    server = await launchCli(join(project.dir, "node_modules", ".bin", "tfe-governance-server"), [
-      "--seed",
-      "quickstart",
-      "--quiet",
-    ]);
-    await project.run(["config", "set", "tfe:address", server.url]);
-    await project.run(["config", "set", "--secret", "tfe:token", "quickstart-token-not-a-secret"]);
-
-    const up = await project.up();
-    expect(up.languageHost?.mainPackage).toMatch(/pulumi-language-nodejs/);
-    expect(up.output).toMatch(/\+ 3 created/);
-    const held = await policiesNamed(server.url, "require-tags");
-    expect(held).toEqual([expect.objectContaining({ "enforcement-level": "hard-mandatory" })]);
-
-    const preview = await project.run(["preview", "--expect-no-changes"]);
-    expect(preview.output).toMatch(/3 unchanged/);
-
-    await project.run(["destroy", "--yes", "--skip-preview"]);
-    expect(await policiesNamed(server.url, "require-tags")).toEqual([]);
+  it("starts the local server with npx, then makes a stack and applies the program", async () => {
+    const [start, apply] = docBlocks("README.md", "## Use it in your project", "sh").slice(2);
+    server = await startServer(substitute((start as string).trim(), "--port 8080", "--port 0"), project, env);
+    client = new TfeClient({ address: server.url, token, rateLimit: false });
+    let recipe = substitute(apply as string, "pulumi login --local", `pulumi login file://${join(work, "backend")}`);
+    recipe = substitute(recipe, "http://127.0.0.1:8080", server.url);
+    const output = await script(recipe, project, env);
+    expect(output).toMatch(/\+ 3 created/);
+    expect(await levelOf("require-tags")).toBe("hard-mandatory");
+    expect((await deprecationOf("1.0.0"))?.reason).toMatch(/^Creates one NAT gateway per subnet/);
   }, 240_000);
 
-  it("has `tfe-governance import` write a project that installs the library from the same tarball", async () => {
-    const out = join(work, "imported");
-    await mkdir(out);
-    await run(
-      join(project.dir, "node_modules", ".bin", "tfe-governance"),
-      ["import", "--organization", "acme", "--out", out, "--address", server?.url ?? ""],
-      { cwd: project.dir, env: { ...process.env, TFE_TOKEN: "quickstart-token-not-a-secret" } },
-    );
-    const manifest = JSON.parse(await readFile(join(out, "package.json"), "utf8"));
-    expect(resolve(out, manifest.dependencies["pulumi-tfe-governance"].replace(/^file:/, ""))).toBe(tarball);
-  }, 60_000);
+  it("docs/import.md's recipe writes a project that installs the same tarball and adopts with no change", async () => {
+    const [block] = docBlocks("docs/import.md", "# Adopting an existing organization: `tfe-governance import`", "sh");
+    let recipe = substitute(block as string, "--out governance", "--out ../imported");
+    recipe = substitute(recipe, "cd governance", "cd ../imported");
+    const running = server as LocalServer;
+    const logged = running.output().length;
+    const output = await script(recipe, project, { ...env, TFE_TOKEN: token, TFE_ADDRESS: running.url });
+    expect(output).toMatch(/1 policy \(1 Sentinel, 0 OPA\)/);
+    // The stack, and the policy and the deprecation adopted as they are: nothing but reads reach the server.
+    expect(output).toMatch(/\+ 3 created/);
+    const requests = running
+      .output()
+      .slice(logged)
+      .split("\n")
+      .filter((line) => / (GET|POST|PATCH|DELETE) \//.test(line));
+    expect(requests.length).toBeGreaterThan(0);
+    expect(requests.filter((line) => !/ GET \//.test(line))).toEqual([]);
+    const manifest = JSON.parse(await readFile(join(work, "imported", "package.json"), "utf8"));
+    const spec: string = manifest.dependencies["pulumi-tfe-governance"];
+    expect(resolve(work, "imported", spec.replace(/^file:/, ""))).toBe(tarball);
+    expect(await findPackages(join(work, "imported", "node_modules"), "@pulumi/pulumi")).toHaveLength(1);
+  }, 300_000);
+
+  it("README's drift recipe: the check fails on a change made outside Pulumi, up --refresh puts it back, destroy", async () => {
+    const [block] = docBlocks("README.md", "### Drift: changes made outside Pulumi", "sh");
+    const [check, fix, destroy] = (block as string).trim().split("\n") as [string, string, string];
+    await script(check, project, env);
+    const [policy] = await client.policies.list("acme", { search: "require-tags" }).then((page) => page.items);
+    await client.policies.update(policy?.id as string, { enforcementLevel: "advisory" });
+    const failed = await run("bash", ["-c", check], project, env);
+    expect(failed.code).not.toBe(0);
+    expect(failed.output).toMatch(/enforcementLevel/);
+    await script(fix, project, env);
+    expect(await levelOf("require-tags")).toBe("hard-mandatory");
+    await script(check, project, env);
+    await script(destroy, project, env);
+    expect(await levelOf("require-tags")).toBeUndefined();
+    expect(await deprecationOf("1.0.0")).toBeNull();
+  }, 240_000);
+
+  it("a SIGTERM to the npx that started the server stops the server too", async () => {
+    const running = server as LocalServer;
+    const exited = new Promise((done) => running.child.once("exit", done));
+    running.child.kill("SIGTERM");
+    await exited;
+    await expect.poll(() => reachable(running.url), { timeout: 10_000 }).toBe(false);
+    server = undefined;
+  });
+
+  async function levelOf(name: string): Promise<string | undefined> {
+    const page = await client.policies.list("acme", { search: name });
+    return page.items.find((policy) => policy.name === name)?.enforcementLevel ?? undefined;
+  }
+
+  async function deprecationOf(version: string) {
+    const versions = await client.registry.listModuleVersions({ namespace: "acme", name: "vpc", provider: "aws" });
+    return versions.find((held) => held.version === version)?.deprecation ?? null;
+  }
 });
 
 describe("other ways a team installs it", () => {
@@ -123,14 +167,17 @@ describe("other ways a team installs it", () => {
       const dir = await mkdtemp(join(tmpdir(), "installed-package-"));
       try {
         await writeFile(join(dir, "package.json"), JSON.stringify({ name: "governance", private: true }));
-        await run("npm", ["install", "--no-audit", "--no-fund", ...flags, spec(), "@pulumi/pulumi@3"], { cwd: dir });
+        await succeeds("npm", ["install", "--no-audit", "--no-fund", ...flags, spec(), "@pulumi/pulumi@3"], dir, {
+          ...process.env,
+        });
         expect(await findPackages(join(dir, "node_modules"), "@pulumi/pulumi")).toHaveLength(1);
-        const { stdout } = await run(
+        const exported = await succeeds(
           process.execPath,
           ["-p", 'Object.keys(require("pulumi-tfe-governance")).filter((name) => /^Policy|^Module/.test(name)).join()'],
-          { cwd: dir },
+          dir,
+          process.env,
         );
-        expect(stdout.trim()).toBe("ModuleVersionDeprecation,Policy,PolicyFolder");
+        expect(exported.trim()).toBe("ModuleVersionDeprecation,Policy,PolicyFolder");
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
@@ -143,27 +190,8 @@ function headCommit(): string {
   return execFileSync("git", ["rev-parse", "HEAD"], { cwd: repoRoot, encoding: "utf8" }).trim();
 }
 
-const program = `import * as tfe from "pulumi-tfe-governance";
-
-const policy = new tfe.Policy("require-tags", {
-  name: "require-tags",
-  kind: "sentinel",
-  enforcementLevel: "hard-mandatory",
-  code: "main = rule { true }\\n",
-});
-
-new tfe.ModuleVersionDeprecation("vpc-1-0-0", {
-  moduleName: "vpc",
-  moduleProvider: "aws",
-  version: "1.0.0",
-  reason: "Use 1.1.0",
-});
-
-export const policyId = policy.policyId;
-`;
-
-/** Copies what git tracks (and new files it would track) and packs that copy, so no stale dist/ can slip in. */
-async function packTrackedTree(tree: string, destination: string): Promise<string> {
+/** The files git tracks (and new ones it would), as a clone has them, without node_modules or dist/. */
+async function copyTrackedTree(into: string): Promise<void> {
   const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
     cwd: repoRoot,
     encoding: "utf8",
@@ -171,17 +199,39 @@ async function packTrackedTree(tree: string, destination: string): Promise<strin
     .split("\0")
     .filter((path) => path !== "");
   for (const path of files) {
-    await cp(join(repoRoot, path), join(tree, path), { force: true }).catch((error: NodeJS.ErrnoException) => {
+    await cp(join(repoRoot, path), join(into, path)).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== "ENOENT") throw error; // deleted in the work tree, not yet in the index
     });
   }
-  // The build tools only: the tree's own dist/ is what its `prepare` makes.
-  await symlink(join(repoRoot, "node_modules"), join(tree, "node_modules"), "dir");
-  const { stdout } = await run("npm", ["pack", "--pack-destination", destination, "--json"], {
-    cwd: tree,
-    maxBuffer: 64 * 1024 * 1024,
+}
+
+interface LocalServer {
+  child: ChildProcess;
+  url: string;
+  /** What it printed so far: the banner, then a line per request. */
+  output(): string;
+}
+
+/** Runs a command that starts a server in its own process group; resolves once its banner is out. */
+function startServer(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<LocalServer> {
+  const child = spawn("bash", ["-c", `exec ${command}`], { cwd, env, detached: true });
+  let printed = "";
+  child.stderr.on("data", (chunk) => (printed += chunk));
+  return new Promise((found, failed) => {
+    child.stdout.on("data", (chunk) => {
+      printed += chunk;
+      const url = /listening on (http:\/\/\S+)/.exec(printed)?.[1];
+      if (url && printed.includes("manage-modules")) found({ child, url, output: () => printed });
+    });
+    child.on("exit", (code) => failed(new Error(`the server exited ${code}:\n${printed}`)));
   });
-  return join(destination, JSON.parse(stdout)[0].filename);
+}
+
+async function reachable(url: string): Promise<boolean> {
+  return fetch(`${url}/api/v2/ping`).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Every copy of package `name` under a node_modules tree, nested ones included. */
@@ -190,11 +240,10 @@ async function findPackages(nodeModules: string, name: string): Promise<string[]
   const visit = async (dir: string): Promise<void> => {
     for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
       if (!entry.isDirectory()) continue;
-      const scoped = entry.name.startsWith("@");
-      const packages = scoped
+      const names = entry.name.startsWith("@")
         ? (await readdir(join(dir, entry.name))).map((inner) => `${entry.name}/${inner}`)
         : [entry.name];
-      for (const packageName of packages) {
+      for (const packageName of names) {
         if (packageName === name) found.push(join(dir, packageName));
         await visit(join(dir, packageName, "node_modules"));
       }
@@ -202,12 +251,4 @@ async function findPackages(nodeModules: string, name: string): Promise<string[]
   };
   await visit(nodeModules);
   return found;
-}
-
-async function policiesNamed(address: string, name: string): Promise<Array<Record<string, unknown>>> {
-  const response = await fetch(`${address}/api/v2/organizations/acme/policies?search%5Bname%5D=${name}`, {
-    headers: { Authorization: "Bearer quickstart-token-not-a-secret" },
-  });
-  const document = (await response.json()) as { data: Array<{ attributes: Record<string, unknown> }> };
-  return document.data.map((policy) => policy.attributes).filter((attributes) => attributes.name === name);
 }

@@ -10,11 +10,11 @@ import { policiesOnService, policyIdsInState, stackState } from "./service-and-s
 import { expectNoTokenInPlainText } from "./token-scan";
 
 // `pulumi up` killed (SIGKILL, the CLI and its plugins at once, as a runner that dies) at three points, then what
-// README tells a user to do after a cancelled run: `pulumi cancel`, `tfe-governance pending-creates --apply` (it records
+// docs/troubleshooting.md tells a user to do after a cancelled run: `pulumi cancel`, `tfe-governance pending-creates --apply` (it records
 // in state what the killed creates left), `pulumi refresh --clear-pending-creates`, `pulumi up`. No create
 // takes over a policy it did not make in its own operation, so the recovery is what converges: every declared
 // policy in state once, nothing on the service outside the state, no policy without code, no pending operation
-// left. Then the same with the engine's per-step checkpoint skipped, as README suggests for large stacks: killed
+// left. Then the same with the engine's per-step checkpoint skipped, as docs/performance.md suggests for large stacks: killed
 // (nothing recorded, so the next up names every policy the run left, and one run with adoptExisting takes them
 // over), and failed.
 
@@ -37,7 +37,7 @@ const deprecations = versions.map((version) => ({
   reason: `Version ${version} is superseded`,
 }));
 
-describe("a pulumi up killed or failed midway converges after what README says", () => {
+describe("a pulumi up killed or failed midway converges after what docs/troubleshooting.md says", () => {
   let server: RunningServer;
   let client: TfeClient;
   let project: PulumiProject;
@@ -74,13 +74,13 @@ describe("a pulumi up killed or failed midway converges after what README says",
     };
     const state = await stackState(project).catch(async (error: Error) => {
       // Seen in some runs: the kill left the file backend's attribute sidecar empty, and the checkpoint no longer
-      // loaded ("failed to load checkpoint: EOF"). README's recovery: remove the sidecar, else put the .bak back.
+      // loaded ("failed to load checkpoint: EOF"). docs/troubleshooting.md's recovery: remove the sidecar, else put the .bak back.
       unloadable(error);
-      console.info("killed: the checkpoint no longer loads; removed its .attrs as README says");
+      console.info("killed: the checkpoint no longer loads; removed its .attrs as docs/troubleshooting.md says");
       await project.removeCheckpointAttributes();
       return stackState(project).catch(async (again: Error) => {
         unloadable(again);
-        console.info("killed: still not; restored its .bak as README says");
+        console.info("killed: still not; restored its .bak as docs/troubleshooting.md says");
         await project.restoreCheckpointBackup();
         return stackState(project);
       });
@@ -165,7 +165,7 @@ describe("a pulumi up killed or failed midway converges after what README says",
     await expectConverged(kept);
   }, 300_000);
 
-  it("an emptied checkpoint attribute file, as a kill can leave it: removing it, as README says, loads the state", async () => {
+  it("an emptied checkpoint attribute file, as a kill can leave it: removing it, as docs/troubleshooting.md says, loads the state", async () => {
     const before = await stackState(project);
     await project.emptyCheckpointAttributes();
     await expect(stackState(project)).rejects.toThrow(/failed to load checkpoint: EOF/);
@@ -174,7 +174,7 @@ describe("a pulumi up killed or failed midway converges after what README says",
     await project.run(["preview", "--expect-no-changes"]);
   }, 120_000);
 
-  // README's advice for large stacks: with the engine's per-step checkpoint skipped, a killed run records none of
+  // docs/performance.md's advice for large stacks: with the engine's per-step checkpoint skipped, a killed run records none of
   // its steps, so no pending create tells what it made: the next up refuses every name the run took, and one run
   // that adopts them (adoptExisting: true) converges.
   it("killed after some creates with PULUMI_SKIP_CHECKPOINTS=true", async () => {

@@ -1,9 +1,11 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { expect, it } from "vitest";
+import { processesWith } from "./doc-recipes";
 import { engineLogArgs, launchedLanguageHost, splitEngineLog } from "./language-host";
 
 const run = promisify(execFile);
@@ -23,10 +25,10 @@ it("npm run quickstart creates both programs' policies and the deprecation, then
     const { stdout, stderr } = await run("npm", ["run", "quickstart", "--", ...engineLogArgs], options);
     const host = await launchedLanguageHost(splitEngineLog(stderr).engineLog);
     expect(host?.mainPackage).toMatch(/pulumi-language-nodejs/);
-    expect(stdout).not.toMatch(/delet/i);
-    // The quickstart's update, then the policy-folder program's, then the report.
+    // The quickstart's update, then the policy-folder program's, then the report and the closing lines.
     const [quickstartUp = "", rest = ""] = stdout.split("The policy-folder program");
     const [policyFoldersUp = "", report = ""] = rest.split("What the local server now holds");
+    expect(`${quickstartUp}${policyFoldersUp}`).not.toMatch(/delet/i);
     return { quickstartUp, policyFoldersUp, report };
   };
   try {
@@ -58,7 +60,73 @@ it("npm run quickstart creates both programs' policies and the deprecation, then
       expect(again.report).toMatch(/policy require-tags\s+sentinel soft-mandatory/);
       expect(again.report).toMatch(/policy require-owner-tag\s+sentinel soft-mandatory/);
     }
+
+    // Its closing lines, run as printed: the free port of this machine for 8080, and "yes" to the two commands that
+    // ask. The drift check passes, and destroy deletes what the quickstart program made.
+    const block = third.report
+      .split("\n")
+      .filter((line) => line.startsWith("    "))
+      .map((line) => line.slice(4))
+      .join("\n");
+    const port = String(await freePort());
+    const lines = block.replaceAll("--port 8080", `--port ${port}`).replaceAll("127.0.0.1:8080", `127.0.0.1:${port}`);
+    expect(lines).toMatch(/^pulumi preview --refresh --expect-no-changes$/m);
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(PULUMI_|TFE_)/.test(key))),
+      PULUMI_SKIP_CONFIRMATIONS: "true",
+    };
+    const { stdout } = await run(
+      "bash",
+      ["-euo", "pipefail", "-c", `trap 'kill $(jobs -p) 2>/dev/null' EXIT\n${lines}`],
+      {
+        ...options,
+        env,
+      },
+    );
+    expect(stdout).toMatch(/- 5 deleted/);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
-}, 450_000);
+}, 600_000);
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => done(port));
+    });
+    server.on("error", fail);
+  });
+}
+
+// Stopped midway, as a terminal's Ctrl-C or a CI runner's SIGTERM stops it: every process it started (npm's shell,
+// node, pulumi, the language host, the providers) is gone soon after, well before the quickstart would have ended.
+// npm signals its child, which is node itself: the script execs all the way down (package.json, quickstart.sh).
+it.each(["SIGTERM", "SIGINT"] as const)(
+  "%s to npm run quickstart during pulumi up stops every child",
+  async (signal) => {
+    const dataDir = await mkdtemp(join(tmpdir(), "quickstart-stop-"));
+    try {
+      const child = spawn("npm", ["run", "quickstart"], {
+        cwd: resolve(__dirname, "..", ".."),
+        env: { ...process.env, QUICKSTART_DATA_DIR: dataDir },
+      });
+      let output = "";
+      child.stderr.on("data", (chunk) => (output += chunk));
+      const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+      await new Promise<void>((started) =>
+        child.stdout.on("data", (chunk) => {
+          output += chunk;
+          if (/creating/.test(output)) started();
+        }),
+      );
+      child.kill(signal);
+      expect(await exited).not.toBe(0);
+      await expect.poll(() => processesWith(dataDir), { timeout: 10_000, interval: 250 }).toEqual([]);
+      expect(output).toContain(`${signal}: stopping pulumi`);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  },
+  120_000,
+);

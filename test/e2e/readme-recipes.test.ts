@@ -1,107 +1,105 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
 import type { RunningServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
+import {
+  docBlocks,
+  documentationFiles,
+  fencedBlocks,
+  freshClone,
+  freshEnv,
+  processesWith,
+  type Run,
+  repoRoot,
+  run,
+  script,
+  substitute,
+  succeeds,
+} from "./doc-recipes";
 import { PulumiProject } from "./pulumi-project";
 
-// README's recipes, run as README writes them, in fresh directories. The commands are read out of README.md and
-// examples/ci/ themselves, so that neither can change without the other. What cannot be reached from here is
-// replaced where the test says so: HCP Terraform by the local server, Pulumi Cloud by a file backend.
+// The recipes of README.md and docs/, run as written, in fresh directories. The commands are read out of the
+// documentation and examples/ci/ themselves, so that neither can change without the other. What cannot be reached
+// from here is replaced where the test says so: HCP Terraform by the local server, Pulumi Cloud by a file backend.
+// README's "Use it in your project" runs in installed-package.test.ts, the quickstart's closing lines in
+// quickstart.test.ts.
 
-const repoRoot = resolve(__dirname, "..", "..");
-const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+/**
+ * Shell blocks no test runs, each with the reason. Every other `sh` block of the documentation must be one that a
+ * test reads with `docBlocks(file, heading, "sh")`.
+ */
+const notRunHere: Array<{ file: string; heading: string; why: string }> = [
+  {
+    file: "docs/local-server.md",
+    heading: "## Using the local server with Terraform and Go tools",
+    why:
+      "needs the terraform CLI, which no registry reachable here serves; test/conformance runs go-tfe against " +
+      "the same server over http and https with the same settings",
+  },
+];
 
-/** The fenced blocks of one language in README's section under `heading` (up to the next heading of its level). */
-function readmeBlocks(heading: string, language: string): string[] {
-  const start = readme.indexOf(`\n${heading}\n`);
-  expect(start, `README has no section "${heading}"`).toBeGreaterThanOrEqual(0);
-  const level = heading.split(" ")[0] as string;
-  const rest = readme.slice(start + heading.length + 2);
-  const end = rest.search(new RegExp(`^#{1,${level.length}} `, "m"));
-  const section = end === -1 ? rest : rest.slice(0, end);
-  return [...section.matchAll(new RegExp(`^\`\`\`${language}\\n([\\s\\S]*?)^\`\`\`$`, "gm"))].map(
-    (match) => match[1] as string,
-  );
-}
-
-/** Replaces `from`, which must occur exactly once, so that a changed recipe fails here instead of running halfway. */
-function substitute(text: string, from: string, to: string): string {
-  expect(text.split(from), `"${from}" once in:\n${text}`).toHaveLength(2);
-  return text.replace(from, to);
-}
-
-interface Run {
-  code: number;
-  output: string;
-}
-
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
-  return new Promise((done) => {
-    execFile(command, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      done({ code: error ? Number(error.code ?? 1) : 0, output: `${stdout}\n${stderr}` }),
-    );
-  });
-}
-
-async function succeeds(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
-  const result = await run(command, args, cwd, env);
-  expect(result.code, `${command} ${args.join(" ")}:\n${result.output}`).toBe(0);
-  return result.output;
-}
-
-/** A shell script as a user types it: every line runs, in order, and the first failing one stops it. */
-function script(lines: string, cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
-  return succeeds("bash", ["-euo", "pipefail", "-c", lines], cwd, env);
-}
-
-/** The environment of a fresh shell: nothing of Pulumi's or HCP Terraform's settings from the one running the tests. */
-function freshEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !/^(PULUMI_|TFE_|TF_CLI_CONFIG_FILE$|QUICKSTART_)/.test(key)),
-  );
-  return {
-    ...env,
-    // The offline settings every Pulumi run of this project uses (README, "The two commands").
-    PULUMI_SKIP_UPDATE_CHECK: "true",
-    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-    ...extra,
-  };
-}
-
-/** A copy of the repository as a fresh clone has it: the files git tracks or would (not node_modules, dist, .tfe). */
-async function freshClone(into: string): Promise<void> {
-  const listed = await succeeds(
-    "git",
-    ["ls-files", "--cached", "--others", "--exclude-standard"],
-    repoRoot,
-    process.env,
-  );
-  for (const path of listed.split("\n").filter((line) => line !== "")) {
-    if (existsSync(join(repoRoot, path))) await cp(join(repoRoot, path), join(into, path));
-  }
-}
-
-/** Processes still running whose environment names `marker` (a directory only this test uses). */
-function processesWith(marker: string): string[] {
-  if (!existsSync("/proc")) return [];
-  const found: string[] = [];
-  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (readFileSync(`/proc/${pid}/environ`, "utf8").includes(marker)) {
-        found.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ")}`);
-      }
-    } catch {
-      // Gone already, or not ours to read.
+describe("the documentation's recipes", () => {
+  it("every sh block of README.md and docs/ is run by a test, or listed above with the reason it is not", async () => {
+    const covered = new Set<string>();
+    for (const { file, heading } of [...(await docBlockCalls()), ...notRunHere]) {
+      for (const block of docBlocks(file, heading, "sh")) covered.add(`${file}\n${block}`);
     }
-  }
-  return found;
-}
+    const unrun = documentationFiles().flatMap((file) =>
+      fencedBlocks(readFileSync(join(repoRoot, file), "utf8"), "sh")
+        .filter((block) => !covered.has(`${file}\n${block}`))
+        .map((block) => `${file}:\n${block}`),
+    );
+    expect(unrun).toEqual([]);
+  });
 
+  it('"The toolchain in your own shell": the eval line puts node, pulumi and opa on PATH and leaves shell options alone', async () => {
+    const [line] = docBlocks("docs/toolchain.md", "## The toolchain in your own shell", "sh");
+    expect(docBlocks("README.md", "## The two commands", "sh")).toEqual([line]);
+    // A shell without the toolchain on PATH: it comes from the cache the test run's own setup filled.
+    const path = (process.env.PATH ?? "")
+      .split(":")
+      .filter((dir) => !dir.includes("pulumi-tfe-governance") && !dir.includes("node_modules"))
+      .join(":");
+    const output = await succeeds(
+      "bash",
+      [
+        "-c",
+        `before=$-\n${line}\necho "options $before $-"\nnode -p process.versions.node\npulumi version\nopa version`,
+      ],
+      repoRoot,
+      freshEnv({ PATH: path }),
+    );
+    const [, before, after] = /options (\S+) (\S+)/.exec(output) ?? [];
+    expect(after).toBe(before);
+    expect(output).toMatch(/^(2[3-9]|22\.(19|[2-9]\d))\.\d+/m);
+    expect(output).toMatch(/^v3\.\d+\.\d+$/m);
+    expect(output).toMatch(/^Version: \d+\.\d+\.\d+$/m);
+  }, 120_000);
+});
+
+/** The (file, heading) of every `docBlocks(file, heading, "sh")` call in the tests. */
+async function docBlockCalls(): Promise<Array<{ file: string; heading: string }>> {
+  const calls: Array<{ file: string; heading: string }> = [];
+  const visit = async (dir: string): Promise<void> => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) await visit(path);
+      else if (entry.name.endsWith(".ts")) {
+        const source = await readFile(path, "utf8");
+        for (const match of source.matchAll(/docBlocks\(\s*"([^"]+)",\s*"([^"]+)",\s*"sh"\s*\)/g)) {
+          calls.push({ file: match[1] as string, heading: match[2] as string });
+        }
+      }
+    }
+  };
+  await visit(join(repoRoot, "test"));
+  return calls;
+}
 const token = "recipes-token-not-a-secret";
 const organization = "recipes-org";
 
@@ -140,7 +138,7 @@ describe("README recipes, each in a fresh directory", () => {
 
   // "Leave it out" for quickstart:baselinePolicySetId, as README offers: the program must then send no policy set.
   it('"Pointing the quickstart at HCP Terraform" runs as written in a fresh clone, leaving the optional line out', async () => {
-    const [block] = readmeBlocks("### Pointing the quickstart at HCP Terraform", "sh");
+    const [block] = docBlocks("docs/configuration.md", "### Pointing the quickstart at HCP Terraform", "sh");
     let recipe = block as string;
     recipe = substitute(recipe, "pulumi login ", `pulumi login ${backend()} `);
     recipe = substitute(recipe, "<your API token>", token);
@@ -259,11 +257,11 @@ describe("README recipes, each in a fresh directory", () => {
     await succeeds("npm", ["install", "--no-audit", "--no-fund", tarball], project, freshEnv({}));
     const installed = join(project, "node_modules", "pulumi-tfe-governance");
 
-    const [json] = readmeBlocks("## The local server", "json");
+    const [json] = docBlocks("docs/local-server.md", "## The local server", "json");
     const shipped = JSON.parse(await readFile(join(installed, "examples", "quickstart", "seed.json"), "utf8"));
     expect(JSON.parse(json as string)).toEqual(shipped);
 
-    const [block] = readmeBlocks("## The local server", "sh");
+    const [block] = docBlocks("docs/local-server.md", "## The local server", "sh");
     const command = substitute((block as string).trim(), "--port 8080", "--port 0");
     // Its own process group, so that stopping it stops npx and the server npx started.
     const child = spawn("bash", ["-c", `exec ${command}`], { cwd: project, env: freshEnv({}), detached: true });
@@ -380,7 +378,9 @@ describe("README: adoption, retainOnDelete and the tfe: tuning keys under the re
   };
 
   it("destroy deletes adopted policies and reinstates versions deprecated before, unless retainOnDelete was recorded by an up first; tfe:maxRetries reaches the provider", async () => {
-    const [snippet] = readmeBlocks("## `Policy`", "ts").filter((block) => block.includes("retainOnDelete"));
+    const [snippet] = docBlocks("docs/resources.md", "## `Policy`", "ts").filter((block) =>
+      block.includes("retainOnDelete"),
+    );
     const retained = (snippet as string).trim();
     // README's policy, another adopted policy, and two versions deprecated before Pulumi, adopted at create.
     const program = (readmeSnippet: string, retainDeprecation: boolean) =>

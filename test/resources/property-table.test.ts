@@ -4,7 +4,13 @@ import { join, relative } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
-import { getModuleVersion, getPolicy, getPolicyOutput, listModuleVersions, listPolicies } from "../../src/functions";
+import {
+  getModuleVersion,
+  getPolicy,
+  getPolicyOutput,
+  listModuleVersions,
+  listPolicies,
+} from "../../src/read-functions";
 import { ModuleVersionDeprecationProvider } from "../../src/resources/module-version-deprecation";
 import { PolicyProvider } from "../../src/resources/policy";
 import { PolicyFolder, type PolicyFolderArgs } from "../../src/resources/policy-folder";

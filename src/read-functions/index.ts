@@ -1,10 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
-import { TfeClient } from "./client/client";
-import type { StackConfigSource } from "./client/config";
-import type { Policy } from "./client/policies";
-import type { RegistryModuleVersion, RegistryModuleVersionSummary } from "./client/registry";
-import type { PolicyKind } from "./contract/policies";
-import { type ArgumentTable, assertArguments } from "./resources/property-table";
+import { TfeClient } from "../client/client";
+import type { StackConfigSource } from "../client/config";
+import type { Policy } from "../client/policies";
+import type { RegistryModuleVersion, RegistryModuleVersionSummary } from "../client/registry";
+import type { PolicyKind } from "../contract/policies";
+import { type ArgumentTable, assertArguments } from "../resources/property-table";
 
 /**
  * Where the read functions get their client: an explicit one, or one built from these values, then the stack

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { TfeApiError, TfeClient, TfeConfigError } from "../src/client/index";
+import { TfeApiError, TfeClient, TfeConfigError } from "../../src/client/index";
 import {
   getModuleVersion,
   getModuleVersionOutput,
@@ -10,9 +10,9 @@ import {
   listModuleVersionsOutput,
   listPolicies,
   listPoliciesOutput,
-} from "../src/index";
-import type { RunningServer } from "../src/server/index";
-import { startSeededServer } from "./seeded-server";
+} from "../../src/index";
+import type { RunningServer } from "../../src/server/index";
+import { startSeededServer } from "../seeded-server";
 
 const token = "functions-test-token.atlasv1.c2VjcmV0";
 const organization = "acme";
