@@ -11,6 +11,7 @@ import {
 import { TfeConfigError } from "./errors";
 import { ModuleVersionsApi } from "./module-versions";
 import { PoliciesApi } from "./policies";
+import { PolicySetsApi } from "./policy-sets";
 import { sharedRateLimiter } from "./rate-limiter";
 import { RegistryApi } from "./registry";
 import { defaultRetryPolicy, Transport } from "./transport";
@@ -32,6 +33,7 @@ export interface TfeClientOptions extends ClientTuning {
 /** Typed client for the policy, module-version deprecation and registry-read endpoints. */
 export class TfeClient {
   readonly policies: PoliciesApi;
+  readonly policySets: PolicySetsApi;
   readonly moduleVersions: ModuleVersionsApi;
   readonly registry: RegistryApi;
   readonly address: string;
@@ -54,6 +56,7 @@ export class TfeClient {
     });
     this.address = this.#transport.address;
     this.policies = new PoliciesApi(this.#transport);
+    this.policySets = new PolicySetsApi(this.#transport);
     this.moduleVersions = new ModuleVersionsApi(this.#transport);
     this.registry = new RegistryApi(this.#transport);
   }

@@ -43,6 +43,7 @@ export type {
   PolicyPage,
   UpdatePolicyOptions,
 } from "./policies";
+export type { PolicySetsApi } from "./policy-sets";
 export { RateLimiter } from "./rate-limiter";
 export type {
   Deprecation,

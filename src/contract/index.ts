@@ -3,5 +3,6 @@ export * from "./jsonapi";
 export * from "./module-versions";
 export * from "./paths";
 export * from "./policies";
+export * from "./policy-sets";
 export * from "./registry";
 export * from "./registry-modules";

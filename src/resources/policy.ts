@@ -54,7 +54,10 @@ export interface PolicyArgs {
   enforcementLevel?: pulumi.Input<string>;
   /** @deprecated The service's old `enforce` array; use `enforcementLevel`. Its single entry's `mode` is used. */
   enforce?: pulumi.Input<pulumi.Input<{ path?: pulumi.Input<string>; mode: pulumi.Input<string> }>[]>;
-  /** Policy sets that hold the policy. Changing them replaces the policy (the API sets them only at creation). */
+  /**
+   * Policy sets that hold the policy. A change updates it in place: the policy joins and leaves sets through each
+   * set's `relationships/policies`, keeping its id and code. Leaving a set weakens governance (see `allowWeakening`).
+   */
   policySetIds?: pulumi.Input<pulumi.Input<string>[]>;
   /**
    * The policy's code from a file, relative to the program's directory (Pulumi.yaml's `main`, else the project
@@ -125,9 +128,10 @@ const policyProperties = propertyTable<PolicyArgs>()({
     service: { sent: "create and update", read: "held, else declared" },
   },
   enforce: { argument: "list", change: "none", output: false },
+  // Sent at create; an update changes it through the sets' relationships, not the PATCH (see `update`).
   policySetIds: {
     argument: "string list",
-    change: "replaces",
+    change: "updates",
     output: true,
     service: { sent: "create", read: "held, else declared" },
   },
@@ -225,19 +229,56 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
    * still said, on the provider's output, which Pulumi shows with the resource.
    */
   private checkWeakening(failures: CheckFailure[], olds: Record<string, unknown>, inputs: Record<string, unknown>) {
+    this.checkLevelWeakening(failures, olds, inputs);
+    this.checkSetsLeft(failures, olds, inputs);
+  }
+
+  /** Leaving a policy set stops the policy on everything that set covers. */
+  private checkSetsLeft(failures: CheckFailure[], olds: Record<string, unknown>, inputs: Record<string, unknown>) {
+    const [held, declared] = [olds.policySetIds, inputs.policySetIds];
+    if (!Array.isArray(held) || !Array.isArray(declared) || declared.some(isUnknown)) return;
+    const left = held.filter((setId) => !declared.includes(setId));
+    if (left.length === 0) return;
+    const sets = left.length === 1 ? `policy set ${left[0]}` : `policy sets ${left.join(", ")}`;
+    this.refuseUnlessAllowed(
+      failures,
+      "policySetIds",
+      `policy "${String(inputs.name)}" leaves ${sets}, which weakens enforcement there`,
+      inputs,
+    );
+  }
+
+  private checkLevelWeakening(
+    failures: CheckFailure[],
+    olds: Record<string, unknown>,
+    inputs: Record<string, unknown>,
+  ) {
     const { kind, enforcementLevel: to, name } = inputs;
     const from = olds.enforcementLevel;
     if (olds.kind !== kind || !policyKinds.includes(kind as PolicyKind)) return;
     if (typeof from !== "string" || typeof to !== "string" || !weakensEnforcement(kind as PolicyKind, from, to)) return;
-    const change = `policy "${String(name)}" goes from ${from} to ${to}, which weakens enforcement`;
+    this.refuseUnlessAllowed(
+      failures,
+      "enforcementLevel",
+      `policy "${String(name)}" goes from ${from} to ${to}, which weakens enforcement`,
+      inputs,
+    );
+  }
+
+  private refuseUnlessAllowed(
+    failures: CheckFailure[],
+    property: string,
+    change: string,
+    inputs: Record<string, unknown>,
+  ) {
     if (inputs.allowWeakening === true || this.context.allowWeakening) {
       console.error(`warning: ${change} (allowed by allowWeakening)`);
       return;
     }
     failures.push({
-      property: "enforcementLevel",
+      property,
       reason:
-        `enforcementLevel: ${change}. If that is intended, set allowWeakening: true on the resource, or run ` +
+        `${property}: ${change}. If that is intended, set allowWeakening: true on the resource, or run ` +
         '"pulumi config set tfe:allowWeakening true" to allow it for the whole stack',
     });
   }
@@ -474,7 +515,8 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     const client = this.context.client;
     const changes = attributeChanges(olds, news);
     // The PATCH answers with the policy as the service holds it: nothing is read back afterwards.
-    const policy = Object.keys(changes).length > 0 ? await client.policies.update(id, changes) : recorded(olds);
+    const patched = Object.keys(changes).length > 0 ? await client.policies.update(id, changes) : recorded(olds);
+    const policy = await changeMembership(client, id, olds.policySetIds, news.policySetIds, patched);
     let codeHash = olds.codeHash;
     let codeSize = olds.codeSize;
     const codeChanged = olds.codeHash !== news.codeHash;
@@ -526,6 +568,26 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
  */
 function afterUpload(policy: ServicePolicy, uploaded: boolean): ServicePolicy {
   return uploaded ? { ...policy, updatedAt: null } : policy;
+}
+
+/**
+ * The policy joins the sets it is newly declared in, then leaves the ones it no longer is: one request per set, the
+ * policy's id and code untouched, and never a moment in fewer sets than both lists share.
+ */
+async function changeMembership(
+  client: TfeClient,
+  policyId: string,
+  held: readonly string[] | undefined,
+  declared: readonly string[],
+  policy: ServicePolicy,
+): Promise<ServicePolicy> {
+  const before = new Set(held ?? []);
+  const joins = declared.filter((setId) => !before.has(setId));
+  const leaves = [...before].filter((setId) => !declared.includes(setId));
+  if (joins.length + leaves.length === 0) return policy;
+  for (const setId of joins) await client.policySets.addPolicies(setId, [policyId]);
+  for (const setId of leaves) await client.policySets.removePolicies(setId, [policyId]);
+  return { ...policy, policySetIds: [...declared], policySetCount: declared.length };
 }
 
 /** The policy as the outputs recorded it at the last operation. */

@@ -19,6 +19,7 @@ import { buildOpenApiDocument, type DocumentedRoute } from "./openapi";
 import { registerDiscoveryRoute } from "./routes/discovery";
 import { registerModuleVersionRoutes } from "./routes/module-versions";
 import { registerPolicyRoutes } from "./routes/policies";
+import { registerPolicySetRoutes } from "./routes/policy-sets";
 import { registerRegistryRoutes } from "./routes/registry";
 import { registerUploadRoute } from "./routes/upload";
 
@@ -236,6 +237,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   );
 
   registerPolicyRoutes(app, context);
+  registerPolicySetRoutes(app, context);
   registerUploadRoute(app, context);
   registerModuleVersionRoutes(app, context);
   registerRegistryRoutes(app, context);

@@ -280,6 +280,26 @@ export class Storage {
     });
   }
 
+  /**
+   * Policies join or leave a set, as the set's `relationships/policies` asks. Joining twice and leaving a set one is
+   * not in change nothing. The policies' own rows (and their `updated-at`) stay as they are.
+   */
+  changeSetMembership(policySetId: string, policyIds: readonly string[], change: "join" | "leave"): void {
+    this.transaction(() => {
+      for (const policyId of policyIds) {
+        if (change === "join") {
+          this.run(
+            "INSERT INTO policy_set_policies (policy_set_id, policy_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            policySetId,
+            policyId,
+          );
+        } else {
+          this.run("DELETE FROM policy_set_policies WHERE policy_set_id = ? AND policy_id = ?", policySetId, policyId);
+        }
+      }
+    });
+  }
+
   // -- policies ---------------------------------------------------------------------------------------------------
 
   /** Creates the policy, or answers `"name-taken"` when the organization already has one of that name. */

@@ -22,10 +22,12 @@ import { type RunningServer, startServer } from "../../src/server";
 const moduleDir = join(__dirname, "go-tfe");
 const organization = "acme";
 const token = "conformance-token-0123456789";
+const policySetId = "polset-Conformance00001";
 const seed = {
   organizations: [{ name: organization, plus: true }],
   tokens: [{ token, organizations: [organization], managePolicies: true, manageModules: true }],
   modules: [{ organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0"] }],
+  policySets: [{ id: policySetId, organization, name: "baseline" }],
 };
 
 // Every go-tfe policy call and the raw-request reads must appear in the table, so a call dropped from the Go
@@ -40,6 +42,8 @@ const requiredCalls = [
   "Policies.Download",
   "Policies.List",
   "Policies.Delete",
+  "PolicySets.AddPolicies",
+  "PolicySets.RemovePolicies",
   "RegistryModules.ReadTerraformRegistryModule",
   "NewRequest PATCH module version",
   "NewRequest GET registry version",
@@ -119,6 +123,7 @@ function runConformance(binary: string, server: RunningServer, extraEnv: Record<
           TFE_TOKEN: token,
           CONFORMANCE_ORGANIZATION: organization,
           CONFORMANCE_MODULE: "vpc/aws/1.0.0",
+          CONFORMANCE_POLICY_SET: policySetId,
           ...extraEnv,
         },
         timeout: 120_000,

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
@@ -137,6 +138,22 @@ describe('README\'s "Use it in your project", outside the repository', () => {
     expect(await deprecationOf("1.0.0")).toBeNull();
   }, 240_000);
 
+  it("on Node 20, npx tfe-governance --help and npx tfe-governance-server --help answer, with no stack trace", async () => {
+    const olderPath = { ...env, PATH: `${await olderNodeDirectory()}:${env.PATH}` };
+    for (const bin of ["tfe-governance", "tfe-governance-server"]) {
+      const help = await run("npx", [bin, "--help"], project, olderPath);
+      expect(help.code, help.output).toBe(0);
+      expect(help.output).toMatch(/^Usage: /m);
+      expect(help.output).toMatch(new RegExp(`${bin} needs Node\\.js 22\\.19\\.0 or newer; this is Node\\.js v20\\.`));
+      expect(help.output).not.toMatch(/^\s+at /m);
+    }
+    const refused = await run("npx", ["tfe-governance-server", "--port", "0"], project, olderPath);
+    expect(refused.code).not.toBe(0);
+    expect(refused.output.trim()).toMatch(
+      /^tfe-governance-server needs Node\.js 22\.19\.0 or newer; this is Node\.js v20\.[^\n]*$/,
+    );
+  }, 120_000);
+
   it("a SIGTERM to the npx that started the server stops the server too", async () => {
     const running = server as LocalServer;
     const exited = new Promise((done) => running.child.once("exit", done));
@@ -185,6 +202,28 @@ describe("other ways a team installs it", () => {
     300_000,
   );
 });
+
+/**
+ * A directory whose `node` is Node.js 20: the system's when it is that old (as on this project's machines),
+ * else Node 20 from the npm registry, installed once beside the toolchain's Node.
+ */
+async function olderNodeDirectory(): Promise<string> {
+  const system = "/usr/bin/node";
+  const version = await run(system, ["-p", "process.versions.node"], repoRoot, process.env);
+  if (version.code === 0 && version.output.trim().startsWith("20.")) return "/usr/bin";
+  const cache = process.env.PULUMI_TFE_GOVERNANCE_CACHE ?? join(homedir(), ".cache", "pulumi-tfe-governance");
+  const prefix = join(cache, `node-20-${process.platform}-${process.arch}`);
+  const bin = join(prefix, "node_modules", `node-${process.platform}-${process.arch}`, "bin");
+  if (!existsSync(join(bin, "node"))) {
+    await succeeds(
+      "npm",
+      ["install", "--no-save", "--prefix", prefix, `node-${process.platform}-${process.arch}@20`],
+      repoRoot,
+      process.env,
+    );
+  }
+  return bin;
+}
 
 function headCommit(): string {
   return execFileSync("git", ["rev-parse", "HEAD"], { cwd: repoRoot, encoding: "utf8" }).trim();

@@ -15,13 +15,15 @@ const organization = "acme";
 const programSource = readFileSync(join(__dirname, "program", "index.js"), "utf8");
 const names = ["tags", "types", "regions", "costs"];
 const versions = ["1.0.0", "1.1.0"];
+const policySetId = "polset-CountsBaseline1";
 
-function declared(enforcementLevel: string) {
+function declared(enforcementLevel: string, policyArgs: Record<string, unknown> = {}) {
   return {
     policies: names.map((name) => ({
       resource: name,
       enforcementLevel,
       codeFile: `policies/${name}.sentinel`,
+      ...policyArgs,
     })),
     deprecations: versions.map((version) => ({
       resource: `vpc-${version}`,
@@ -50,13 +52,14 @@ describe("requests per operation under the real engine", () => {
   let project: PulumiProject;
 
   const requestsOf = (action: () => Promise<unknown>) => requestsWhile(server, action);
-  const declare = (enforcementLevel: string) =>
-    project.writeFile("spec.json", JSON.stringify(declared(enforcementLevel)));
+  const declare = (enforcementLevel: string, policyArgs: Record<string, unknown> = {}) =>
+    project.writeFile("spec.json", JSON.stringify(declared(enforcementLevel, policyArgs)));
 
   beforeAll(async () => {
     server = await startSeededServer({
       organization,
       token,
+      policySetId,
       modules: [{ name: "vpc", provider: "aws", versions }],
     });
     const files: Record<string, string> = { "index.js": programSource };
@@ -133,6 +136,29 @@ describe("requests per operation under the real engine", () => {
     await declare("hard-mandatory");
     expect(await requestsOf(() => project.up())).toEqual({ "PATCH /api/v2/policies/:policyId": 4 });
   }, 180_000);
+
+  it("a policy set joined, then left: one request per policy and set, the same policy ids, leaving refused unless allowed", async () => {
+    const policyIds = async () => JSON.parse((await project.run(["stack", "output", "--json", "policyIds"])).stdout);
+    const before = await policyIds();
+    const relationships = "/api/v2/policy-sets/:policySetId/relationships/policies";
+    await declare("hard-mandatory", { policySetIds: [policySetId] });
+    expect(await requestsOf(() => project.up())).toEqual({ [`POST ${relationships}`]: 4 });
+
+    await declare("hard-mandatory", { policySetIds: [] });
+    const refused = await requestsOf(async () => {
+      const preview = await project.run(["preview"], { allowFailure: true });
+      expect(preview.code).not.toBe(0);
+      // The engine stops at the first refusal: which policy it names depends on timing.
+      expect(preview.output).toMatch(
+        new RegExp(`policy "(${names.join("|")})" leaves policy set ${policySetId}, which weakens`),
+      );
+    });
+    expect(refused).toEqual({});
+
+    await declare("hard-mandatory", { policySetIds: [], allowWeakening: true });
+    expect(await requestsOf(() => project.up())).toEqual({ [`DELETE ${relationships}`]: 4 });
+    expect(await policyIds()).toEqual(before);
+  }, 240_000);
 
   it("destroy: one DELETE per policy, one PATCH per deprecation", async () => {
     expect(await requestsOf(() => project.run(["destroy", "--yes", "--skip-preview"]))).toEqual({

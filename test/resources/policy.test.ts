@@ -192,6 +192,24 @@ describe("check: changes that weaken governance", () => {
     expect(server.requestLog.entries()).toEqual([]);
   });
 
+  it("fails a policy leaving a policy set before any request, naming the set, unless allowed", async () => {
+    server.requestLog.clear();
+    const failures = await lowered({ policySetIds: [policySetId] }, { policySetIds: [] });
+    expect(failures).toEqual([
+      {
+        property: "policySetIds",
+        reason: expect.stringMatching(
+          new RegExp(
+            `policy "require-tags" leaves policy set ${policySetId}, which weakens enforcement there.*allowWeakening`,
+          ),
+        ),
+      },
+    ]);
+    expect(server.requestLog.entries()).toEqual([]);
+    expect(await lowered({ policySetIds: [policySetId] }, { policySetIds: [], allowWeakening: true })).toEqual([]);
+    expect(await lowered({ policySetIds: [] }, { policySetIds: [policySetId] })).toEqual([]);
+  });
+
   it("takes the deprecated enforce form's mode as the new level", async () => {
     const failures = await lowered(
       { enforcementLevel: "hard-mandatory" },
@@ -288,10 +306,12 @@ describe("diff", () => {
       replaces: ["kind"],
       deleteBeforeReplace: true,
     });
-    const otherSets = await checked({ description: "d", policySetIds: [] });
-    expect(await provider.diff(old.policyId, old, otherSets)).toMatchObject({
-      replaces: ["policySetIds"],
-      deleteBeforeReplace: true,
+    // Policy sets change in place, through the sets' relationships: no replacement, no window without the policy.
+    const otherSets = await checked({ description: "d", policySetIds: [], allowWeakening: true });
+    expect(await provider.diff(old.policyId, old, otherSets)).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: false,
     });
   });
 });
@@ -633,6 +653,26 @@ describe("update", () => {
     expect(result.outs).toMatchObject({ updatedAt: outs.updatedAt });
     const { updatedAt: _verifiedAt, ...held } = result.outs as PolicyOutputs;
     expect((await provider.read(id, result.outs as PolicyOutputs)).props).toMatchObject(held);
+  });
+
+  it("joins and leaves policy sets with one request per set, keeping the policy's id and code", async () => {
+    const { id, outs } = await created({ policySetIds: [] });
+    server.requestLog.clear();
+    const joined = await provider.update(id, outs, await checked({ policySetIds: [policySetId] }));
+    expect(server.requestLog.entries().map((entry) => `${entry.method} ${entry.path}`)).toEqual([
+      `POST /api/v2/policy-sets/${policySetId}/relationships/policies`,
+    ]);
+    expect(joined.outs).toMatchObject({ policyId: id, policySetIds: [policySetId], policySetCount: 1 });
+    expect((await client.policies.read(id)).policySetCount).toBe(1);
+
+    server.requestLog.clear();
+    const left = await provider.update(id, joined.outs as PolicyOutputs, await checked({ policySetIds: [] }));
+    expect(server.requestLog.entries().map((entry) => `${entry.method} ${entry.path}`)).toEqual([
+      `DELETE /api/v2/policy-sets/${policySetId}/relationships/policies`,
+    ]);
+    expect(left.outs).toMatchObject({ policyId: id, policySetIds: [], policySetCount: 0 });
+    expect(await policiesOnServer()).toEqual([expect.objectContaining({ id, policySetCount: 0 })]);
+    expect((await client.policies.download(id)).byteLength).toBe(outs.codeSize);
   });
 
   it("changes an OPA query", async () => {

@@ -238,6 +238,7 @@ func (s *suite) policies() {
 	}
 
 	s.updates(sentinel, opa)
+	s.membership(sentinel)
 	s.lists(stamp, 4)
 
 	if opaEnforced == nil {
@@ -249,6 +250,22 @@ func (s *suite) policies() {
 	s.check("Policies.Read", "a deleted policy: not found", expect(errors.Is(err, tfe.ErrResourceNotFound), "want ErrResourceNotFound, got %v", err))
 	err = s.client.Policies.Delete(ctx, opaEnforced.ID)
 	s.check("Policies.Delete", "again: not found", expect(errors.Is(err, tfe.ErrResourceNotFound), "want ErrResourceNotFound, got %v", err))
+}
+
+// membership: a policy joins a policy set and leaves it through the set's relationships, keeping its id.
+func (s *suite) membership(policy *tfe.Policy) {
+	setID := os.Getenv("CONFORMANCE_POLICY_SET")
+	countIs := func(want int) error {
+		read, err := s.client.Policies.Read(s.ctx, policy.ID)
+		if err != nil {
+			return err
+		}
+		return expect(read.ID == policy.ID && read.PolicySetCount == want, "policy %s, policy-set-count %d, want %d", read.ID, read.PolicySetCount, want)
+	}
+	err := s.client.PolicySets.AddPolicies(s.ctx, setID, tfe.PolicySetAddPoliciesOptions{Policies: []*tfe.Policy{policy}})
+	s.check("PolicySets.AddPolicies", "the policy joins the set, same id", guarded(err, func() error { return countIs(1) }))
+	err = s.client.PolicySets.RemovePolicies(s.ctx, setID, tfe.PolicySetRemovePoliciesOptions{Policies: []*tfe.Policy{policy}})
+	s.check("PolicySets.RemovePolicies", "the policy leaves the set", guarded(err, func() error { return countIs(0) }))
 }
 
 // guarded runs the expectations only when the call succeeded (go-tfe then returns a value), so a failed call
