@@ -243,22 +243,22 @@ export async function writeResults(results: {
   );
   await writeFile(join(resultsDir, "engine.md"), `${table}\n`);
   await writeFile(join(resultsDir, "engine.svg"), renderChart(chart));
-  await updateReadme(table);
+  await updatePerformancePage(table);
   process.stdout.write(`${table}\n`);
 }
 
-export const readmeStart = "<!-- bench:engine:start -->";
-export const readmeEnd = "<!-- bench:engine:end -->";
+export const tableStart = "<!-- bench:engine:start -->";
+export const tableEnd = "<!-- bench:engine:end -->";
 
 /** Puts the latest table between docs/performance.md's markers, so that page and bench/results never disagree. */
-export async function updateReadme(table: string): Promise<void> {
+export async function updatePerformancePage(table: string): Promise<void> {
   const file = join(repoRoot, "docs", "performance.md");
   const text = await readFile(file, "utf8");
-  const from = text.indexOf(readmeStart);
-  const to = text.indexOf(readmeEnd);
+  const from = text.indexOf(tableStart);
+  const to = text.indexOf(tableEnd);
   if (from < 0 || to < from) {
     log("docs/performance.md has no bench:engine markers; left as is");
     return;
   }
-  await writeFile(file, `${text.slice(0, from + readmeStart.length)}\n${table}\n${text.slice(to)}`);
+  await writeFile(file, `${text.slice(0, from + tableStart.length)}\n${table}\n${text.slice(to)}`);
 }

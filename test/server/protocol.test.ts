@@ -250,6 +250,8 @@ describe("OpenAPI document", () => {
         "DELETE /api/v2/policies/{policyId}",
         "PUT /api/v2/policies/{policyId}/upload",
         "GET /api/v2/policies/{policyId}/download",
+        "POST /api/v2/policy-sets/{policySetId}/relationships/policies",
+        "DELETE /api/v2/policy-sets/{policySetId}/relationships/policies",
         "POST /api/v2/organizations/{organization}/registry-modules",
         "POST /api/v2/organizations/{organization}/registry-modules/private/{namespace}/{name}/{provider}/versions",
         "PATCH /api/v2/organizations/{organization}/registry-modules/private/{namespace}/{name}/{provider}/{version}",
