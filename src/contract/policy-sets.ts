@@ -5,6 +5,9 @@ import { z } from "zod";
 
 // Not strict: go-tfe sends whole policy documents here (attributes and relationships beside id and type), and the
 // service reads only the identifiers. This library's client sends the identifiers alone.
+/** What the service's policy set ids look like (`polset-` and letters and digits): a set's name is not one. */
+export const policySetIdPattern = /^polset-[A-Za-z0-9]+$/;
+
 const policyIdentifier = z.object({ id: z.string().min(1), type: z.literal("policies") });
 
 /**

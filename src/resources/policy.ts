@@ -15,6 +15,7 @@ import {
   policyRuleViolations,
   weakensEnforcement,
 } from "../contract/policies";
+import { policySetIdPattern } from "../contract/policy-sets";
 import {
   argumentFailures,
   createOptions,
@@ -309,6 +310,15 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       });
       return value;
     }
+    value.forEach((id, index) => {
+      if (isUnknown(id) || policySetIdPattern.test(id)) return;
+      failures.push({
+        property: "policySetIds",
+        reason:
+          `policySetIds[${index}] ${JSON.stringify(id)} is not a policy set id: ids look like polset-3yVQZvHzf5j3WRJ1 ` +
+          "(the set's settings page shows it); a set's name is not its id",
+      });
+    });
     return value.some(isUnknown) ? value : [...new Set(value as string[])].sort();
   }
 

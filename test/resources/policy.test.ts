@@ -78,13 +78,13 @@ async function created(overrides: Record<string, unknown> = {}): Promise<{ id: s
 
 describe("check", () => {
   it("normalizes inputs: defaults, sorted policy sets, code hash and size instead of the text", async () => {
-    const inputs = await checked({ enforcementLevel: undefined, policySetIds: ["b", "a", "b"] });
+    const inputs = await checked({ enforcementLevel: undefined, policySetIds: ["polset-b", "polset-a", "polset-b"] });
     expect(inputs).toMatchObject({
       kind: "sentinel",
       enforcementLevel: "soft-mandatory",
       description: null,
       query: null,
-      policySetIds: ["a", "b"],
+      policySetIds: ["polset-a", "polset-b"],
       codeHash: hashCode(Buffer.from("main = rule { true }\n")),
       codeSize: 21,
       adoptExisting: false,
@@ -123,6 +123,11 @@ describe("check", () => {
     [{ organization: "acme/other" }, "organization", /cannot contain/],
     [{ organization: undefined }, "organization", /tfe:organization/],
     [{ policySetIds: ["", "x"] }, "policySetIds", /list of policy set ids/],
+    [
+      { policySetIds: ["polset-a", "baseline"] },
+      "policySetIds",
+      /policySetIds\[1\] "baseline" is not a policy set id.*name is not its id/,
+    ],
   ])("rejects %j naming %s and the fix", async (overrides, property, reason) => {
     const failures = await failuresOf(overrides);
     expect(failures).toContainEqual({ property, reason: expect.stringMatching(reason) });
