@@ -226,8 +226,8 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
   }
 
   /**
-   * A lowered enforcement level fails here, at preview and before any request, unless allowed; an allowed one is
-   * still said, on the provider's output, which Pulumi shows with the resource.
+   * A lowered enforcement level or a policy set left fails here, at preview and before any request, unless allowed;
+   * an allowed one is still said, on the provider's output, which Pulumi shows with the resource.
    */
   private checkWeakening(failures: CheckFailure[], olds: Record<string, unknown>, inputs: Record<string, unknown>) {
     this.checkLevelWeakening(failures, olds, inputs);
