@@ -43,7 +43,19 @@ export type {
   PolicyPage,
   UpdatePolicyOptions,
 } from "./policies";
-export type { PolicySetsApi } from "./policy-sets";
+export type {
+  CreatePolicySetOptions,
+  ListPolicySetsOptions,
+  ParameterOptions,
+  PolicySet,
+  PolicySetPage,
+  PolicySetParameter,
+  PolicySetScope,
+  PolicySetSettings,
+  PolicySetsApi,
+  PolicySetVersion,
+  UpdatePolicySetOptions,
+} from "./policy-sets";
 export { RateLimiter } from "./rate-limiter";
 export type {
   Deprecation,

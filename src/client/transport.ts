@@ -88,6 +88,8 @@ interface ExecuteSpec extends RequestSpec {
   origin?: string;
   /** Whether a 3xx answer is returned to the caller rather than thrown. */
   acceptRedirects?: boolean;
+  /** Never send the token, even to the service's own origin. */
+  withoutToken?: boolean;
 }
 
 /**
@@ -186,6 +188,24 @@ export class Transport {
     });
   }
 
+  /**
+   * PUTs bytes to a link the service handed out (a policy set version's upload): the link is its own credential,
+   * so the token is not sent there, not even when the link is on the service's own origin.
+   */
+  async putToLink(link: string, bytes: Uint8Array, what: string): Promise<void> {
+    const target = new URL(link, this.#origin);
+    await this.execute({
+      method: "PUT",
+      path: target.pathname + target.search,
+      // The query of a signed link is a credential while it lasts: errors name the upload instead.
+      reportedPath: what,
+      origin: target.origin,
+      withoutToken: true,
+      rawBody: bytes,
+      contentType: "application/octet-stream",
+    });
+  }
+
   async close(): Promise<void> {
     await this.#agent.close();
   }
@@ -198,7 +218,7 @@ export class Transport {
     const started = performance.now();
     const { retry, timeoutMs, userAgent } = this.#options;
     const origin = spec.origin ?? this.#origin;
-    const authorize = origin === this.#origin;
+    const authorize = origin === this.#origin && !spec.withoutToken;
     // The service's limit counts requests to its own origin, not to the one serving downloads.
     const rateLimiter = authorize ? this.#options.rateLimiter : null;
     const requestPath =

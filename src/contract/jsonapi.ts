@@ -72,3 +72,29 @@ export const lenientPaginationLinks = z
     last: z.string(),
   })
   .partial();
+
+/** A related resource in `included`: its identity and, where the server gives them, its attributes. */
+export function includedResource<Type extends z.ZodType<string>>(type: Type) {
+  return z.strictObject({ id: z.string().min(1), type, attributes: z.record(z.string(), z.unknown()).optional() });
+}
+
+/** The answer to a create, show or update: one resource, and what the request asked to include. */
+export function resourceDocument<Resource extends z.ZodType, Included extends z.ZodType>(
+  resource: Resource,
+  included: Included,
+) {
+  return z.strictObject({ data: resource, included: z.array(included).optional() });
+}
+
+/** The answer to a list: one page of resources, what the request asked to include, and the pagination. */
+export function listDocument<Resource extends z.ZodType, Included extends z.ZodType>(
+  resource: Resource,
+  included: Included,
+) {
+  return z.strictObject({
+    data: z.array(resource),
+    included: z.array(included).optional(),
+    meta: z.strictObject({ pagination: paginationMeta }),
+    links: paginationLinks,
+  });
+}

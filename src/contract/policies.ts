@@ -2,10 +2,11 @@
 // the client, the local server and its OpenAPI document.
 import { z } from "zod";
 import {
+  includedResource,
   lenientPaginationLinks,
   lenientPaginationMeta,
-  paginationLinks,
-  paginationMeta,
+  listDocument,
+  resourceDocument,
   resourceIdentifier,
 } from "./jsonapi";
 import { maxNameLength } from "./limits";
@@ -261,24 +262,12 @@ export const policyResource = z
 export type PolicyResource = z.infer<typeof policyResource>;
 
 /** A policy set in `included`: the spec shows only its identity. */
-export const includedPolicySet = z.strictObject({
-  id: z.string().min(1),
-  type: z.literal("policy-sets"),
-  attributes: z.record(z.string(), z.unknown()).optional(),
-});
+export const includedPolicySet = includedResource(z.literal("policy-sets"));
 
 /** Response to create, show and update (spec 4.1, 4.2, 4.4). */
-export const policyDocument = z.strictObject({
-  data: policyResource,
-  included: z.array(includedPolicySet).optional(),
-});
+export const policyDocument = resourceDocument(policyResource, includedPolicySet);
 /** Response to list (spec 4.9). */
-export const policyListDocument = z.strictObject({
-  data: z.array(policyResource),
-  included: z.array(includedPolicySet).optional(),
-  meta: z.strictObject({ pagination: paginationMeta }),
-  links: paginationLinks,
-});
+export const policyListDocument = listDocument(policyResource, includedPolicySet);
 export type PolicyDocument = z.infer<typeof policyDocument>;
 export type PolicyListDocument = z.infer<typeof policyListDocument>;
 

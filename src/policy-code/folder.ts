@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { enforcementLevelsByKind, maxPolicyCodeBytes, type PolicyKind, policyNamePattern } from "../contract/policies";
-import { blockAddress, type HclBlock, lineOf, parseBlocks } from "./hcl";
+import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
 import { Opa, OpaError, type OpaProblem, type RegoModule, type RegoVersion } from "./opa";
 import { decodeUtf8, definesMain, importsOf, sentinelFmtCheck } from "./sentinel";
 
@@ -274,13 +274,10 @@ class FolderReader {
 
   /** A literal string attribute; anything else is a problem (HCP evaluates no expressions in these files). */
   private stringAttribute(block: HclBlock, attribute: string): string | undefined {
-    const value = block.body[attribute];
-    if (value === undefined) return undefined;
-    if (typeof value !== "string" || value.includes("${")) {
-      this.problems.push(`${this.at(block, attribute)}: ${attribute} must be a literal string`);
-      return undefined;
-    }
-    return value.trim();
+    const value = literalString(block, attribute);
+    if (typeof value !== "object") return value;
+    this.problems.push(`${this.at(block, attribute)}: ${value.problem}`);
+    return undefined;
   }
 
   /** The policy's file: `source`, or `./<label>.sentinel` as the service takes when there is none. */

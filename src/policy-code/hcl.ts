@@ -109,3 +109,14 @@ export function lineOf(text: string, block: Pick<HclBlock, "type" | "labels">, a
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
+
+/**
+ * A block's attribute as a literal string: `undefined` when absent, `{ problem }` for anything else (the service
+ * evaluates no expressions in these files).
+ */
+export function literalString(block: HclBlock, attribute: string): string | undefined | { problem: string } {
+  const value = block.body[attribute];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.includes("${")) return { problem: `${attribute} must be a literal string` };
+  return value.trim();
+}

@@ -1,42 +1,56 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { isIPv4 } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
+import { maxPolicySetArchiveBytes } from "../contract/policy-sets";
+import { ArchiveError, unpackArchive } from "../policy-code/archive";
 import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
+import { ingestVersion } from "./policy-set-ingress";
 import type { RequestLog } from "./request-log";
 import type { Storage } from "./storage";
 import type { TlsCredentials } from "./tls";
 
 /**
- * Signs temporary code URLs with a key made at start, so only this server run can mint them, and a URL stops
- * working after `ttlMs` or once any part of it is changed.
+ * Signs temporary URLs (code downloads, policy set version uploads) with a key made at start, so only this server
+ * run can mint them, and a URL stops working after `ttlMs` or once any part of it is changed.
  */
 export class UrlSigner {
   private readonly key = randomBytes(32);
 
   constructor(private readonly ttlMs: number) {}
 
-  sign(origin: string, policyId: string): string {
-    const expires = Date.now() + this.ttlMs;
-    const url = new URL(`/policy-code/${encodeURIComponent(policyId)}`, origin);
+  /** A signed URL for `path` (already encoded) on `origin`. */
+  sign(origin: string, path: string, ttlMs = this.ttlMs): string {
+    const expires = Date.now() + ttlMs;
+    const url = new URL(path, origin);
     url.searchParams.set("expires", String(expires));
-    url.searchParams.set("signature", this.signature(policyId, expires));
+    url.searchParams.set("signature", this.signature(url.pathname, expires));
     return url.toString();
   }
 
-  /** Why the URL must be refused, or `undefined` when it is genuine and fresh. */
-  problem(policyId: string, expiresParameter: string | undefined, signature: string | undefined): string | undefined {
+  /** Why the URL of `path` must be refused, or `undefined` when it is genuine and fresh. */
+  problem(path: string, expiresParameter: string | undefined, signature: string | undefined): string | undefined {
     const expires = Number(expiresParameter);
     if (!Number.isSafeInteger(expires) || !signature) return "The URL lacks its expiry or signature.";
-    const expected = Buffer.from(this.signature(policyId, expires));
+    const expected = Buffer.from(this.signature(path, expires));
     const given = Buffer.from(signature);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) return "The signature is not valid.";
     if (Date.now() > expires) return "The URL has expired: request the download again.";
     return undefined;
   }
 
-  private signature(policyId: string, expires: number): string {
-    return createHmac("sha256", this.key).update(`${policyId}\n${expires}`).digest("base64url");
+  private signature(path: string, expires: number): string {
+    return createHmac("sha256", this.key).update(`${path}\n${expires}`).digest("base64url");
   }
+}
+
+/** Where the download origin serves a policy's code. */
+export function codePath(policyId: string): string {
+  return `/policy-code/${encodeURIComponent(policyId)}`;
+}
+
+/** Where the download origin takes a policy set version's archive. */
+export function uploadPath(versionId: string): string {
+  return `/policy-set-versions/${encodeURIComponent(versionId)}/upload`;
 }
 
 /**
@@ -61,6 +75,7 @@ export function buildDownloadOrigin(
   log: RequestLog,
   tls?: TlsCredentials,
 ): FastifyInstance {
+  // Routes of this origin take no token: the signed URL is the credential.
   const app = Fastify({
     ...(tls ? { https: tls } : {}),
     logger: false,
@@ -69,7 +84,11 @@ export function buildDownloadOrigin(
   });
   installErrorHandling(app, "no body");
   app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, ApiError.single(404, "not found", "Only signed /policy-code/ URLs are served here.")),
+    sendError(
+      request,
+      reply,
+      ApiError.single(404, "not found", "Only signed /policy-code/ and /policy-set-versions/ URLs are served here."),
+    ),
   );
   app.addHook("onRequest", async (request, reply) => {
     const started = performance.now();
@@ -89,12 +108,63 @@ export function buildDownloadOrigin(
     "/policy-code/:policyId",
     async (request, reply) => {
       const { policyId } = request.params;
-      const problem = signer.problem(policyId, request.query.expires, request.query.signature);
+      const problem = signer.problem(codePath(policyId), request.query.expires, request.query.signature);
       if (problem) throw ApiError.single(403, "forbidden", problem);
       const code = storage.code(policyId);
       if (!code) throw ApiError.single(404, "not found", "The policy or its code no longer exists.");
       return reply.type("application/octet-stream").send(Buffer.from(code.buffer, code.byteOffset, code.byteLength));
     },
   );
+  registerVersionUploadRoute(app, storage, signer);
   return app;
+}
+
+/**
+ * `PUT` of a policy set version's archive to its signed link, as go-tfe's `PolicySetVersions.Upload` and the
+ * Terraform provider send it: raw gzip'd tar, no Authorization. The archive is unpacked here, before it is stored:
+ * too large answers 413 and the version keeps waiting; hostile entries (outside the folder, links out, devices)
+ * answer 422 and the version is errored with the same reason. A stored archive is read as a folder right after
+ * the answer, as the service does: the version is `ingressing` until it is `ready` or `errored`.
+ */
+function registerVersionUploadRoute(app: FastifyInstance, storage: Storage, signer: UrlSigner): void {
+  app.addContentTypeParser(
+    "application/octet-stream",
+    { parseAs: "buffer", bodyLimit: maxPolicySetArchiveBytes },
+    (_request, body, done) => done(null, body),
+  );
+  app.put<{ Params: { versionId: string }; Querystring: { expires?: string; signature?: string } }>(
+    "/policy-set-versions/:versionId/upload",
+    { bodyLimit: maxPolicySetArchiveBytes },
+    async (request, reply) => {
+      const { versionId } = request.params;
+      const problem = signer.problem(uploadPath(versionId), request.query.expires, request.query.signature);
+      if (problem) throw ApiError.single(403, "forbidden", problem);
+      const version = storage.version(versionId);
+      if (!version) throw ApiError.single(404, "not found", "The policy set version no longer exists.");
+      if (version.status !== "pending") {
+        throw ApiError.single(
+          409,
+          "conflict",
+          `The version is ${version.status}: create a new version to upload again.`,
+        );
+      }
+      const archive = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      try {
+        await unpackArchive(archive);
+      } catch (error) {
+        if (!(error instanceof ArchiveError)) throw error;
+        if (error.status === 422) storage.finishVersion(versionId, { status: "errored", errorMessage: error.message });
+        throw ApiError.single(
+          error.status,
+          error.status === 413 ? "payload too large" : "invalid archive",
+          error.message,
+        );
+      }
+      if (!storage.storeArchive(versionId, archive)) {
+        throw ApiError.single(409, "conflict", "The version took another upload meanwhile.");
+      }
+      setImmediate(() => void ingestVersion(storage, versionId));
+      return reply.code(200).send();
+    },
+  );
 }

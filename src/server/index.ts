@@ -5,6 +5,7 @@ import { buildApp, defaultBodyTimeoutMs } from "./app";
 import type { UploadMetrics } from "./context";
 import { buildDownloadOrigin, defaultDownloadHost, UrlSigner } from "./download-origin";
 import { FaultInjector, type FaultPlan } from "./faults";
+import { resumeIngress } from "./policy-set-ingress";
 import { RateLimit } from "./rate-limit";
 import { RequestLog } from "./request-log";
 import { defaultUploadBufferBudgetBytes } from "./routes/upload";
@@ -83,6 +84,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const storage = new Storage(options.data ?? ":memory:");
   try {
     applySeed(storage, seed);
+    await resumeIngress(storage);
   } catch (error) {
     storage.close();
     throw error;

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { policyKinds } from "../contract/policies";
 import { invalidDocument, issueMessages } from "./errors";
 import type { Storage } from "./storage";
 
@@ -19,7 +20,16 @@ export const seedSchema = z.strictObject({
       }),
     )
     .default([]),
-  policySets: z.array(z.strictObject({ id: name, organization: name, name })).default([]),
+  policySets: z
+    .array(z.strictObject({ id: name, organization: name, name, kind: z.enum(policyKinds).optional() }))
+    .default([]),
+  /** Workspaces and projects exist here only so that policy sets can be scoped to them. */
+  workspaces: z
+    .array(z.strictObject({ id: z.string().regex(/^ws-[A-Za-z0-9]+$/), organization: name, name }))
+    .default([]),
+  projects: z
+    .array(z.strictObject({ id: z.string().regex(/^prj-[A-Za-z0-9]+$/), organization: name, name }))
+    .default([]),
   modules: z
     .array(z.strictObject({ organization: name, name, provider: name, versions: z.array(name).default([]) }))
     .default([]),
@@ -75,6 +85,12 @@ export function applySeed(storage: Storage, seed: z.output<typeof seedSchema> | 
   for (const [index, policySet] of seed.policySets.entries()) {
     requireOrganization(policySet.organization, `policySets[${index}]`);
     storage.addPolicySet(policySet);
+  }
+  for (const table of ["workspaces", "projects"] as const) {
+    for (const [index, target] of seed[table].entries()) {
+      requireOrganization(target.organization, `${table}[${index}]`);
+      storage.addScopeTarget(table, target);
+    }
   }
   for (const [index, module] of seed.modules.entries()) {
     requireOrganization(module.organization, `modules[${index}]`);

@@ -1,6 +1,12 @@
 import { randomInt } from "node:crypto";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import type { EnforcementLevel, PolicyKind, PolicySortOrder } from "../contract/policies";
+import {
+  type PolicySetVersionStatus,
+  type ScopeRelationship,
+  scopeRelationshipNames,
+  scopeRelationships,
+} from "../contract/policy-sets";
 
 export interface TokenRecord {
   token: string;
@@ -14,10 +20,74 @@ export interface OrganizationRecord {
   plus: boolean;
 }
 
-export interface PolicySetRecord {
+/** A set as a seed declares it: the rest takes the service's defaults. */
+export interface SeedPolicySet {
   id: string;
   organization: string;
   name: string;
+  kind?: PolicyKind;
+}
+
+export interface PolicySetSettings {
+  name: string;
+  description: string | null;
+  global: boolean;
+  overridable: boolean | null;
+  agentEnabled: boolean;
+  policyToolVersion: string;
+}
+
+export interface PolicySetRecord extends PolicySetSettings {
+  id: string;
+  organization: string;
+  kind: PolicyKind;
+  createdAt: string;
+  updatedAt: string;
+  policyIds: string[];
+  scope: Record<ScopeRelationship, string[]>;
+  /** Whether the set holds versions (uploaded folders) rather than individual policies. */
+  versioned: boolean;
+  currentVersionId: string | null;
+  newestVersionId: string | null;
+}
+
+export type NewPolicySet = Omit<
+  PolicySetRecord,
+  "id" | "createdAt" | "updatedAt" | "versioned" | "currentVersionId" | "newestVersionId"
+>;
+
+/** A workspace or project: seed records a set can be scoped to. */
+export interface ScopeTargetRecord {
+  id: string;
+  organization: string;
+  name: string;
+}
+
+export interface PolicySetVersionRecord {
+  id: string;
+  policySetId: string;
+  status: PolicySetVersionStatus;
+  errorMessage: string | null;
+  createdAt: string;
+  updatedAt: string;
+  statusTimestamps: Partial<Record<PolicySetVersionStatus, string>>;
+}
+
+export interface ParameterRecord {
+  id: string;
+  policySetId: string;
+  key: string;
+  value: string;
+  sensitive: boolean;
+}
+
+export interface PolicySetListQuery {
+  organization: string;
+  search?: string | undefined;
+  kind?: PolicyKind | undefined;
+  versioned?: boolean | undefined;
+  limit: number;
+  offset: number;
 }
 
 export interface PolicyRecord {
@@ -83,6 +153,31 @@ CREATE TABLE IF NOT EXISTS token_organizations (
   PRIMARY KEY (token, organization));
 CREATE TABLE IF NOT EXISTS policy_sets (
   id TEXT PRIMARY KEY, organization TEXT NOT NULL REFERENCES organizations(name), name TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS workspaces (
+  id TEXT PRIMARY KEY, organization TEXT NOT NULL REFERENCES organizations(name), name TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS projects (
+  id TEXT PRIMARY KEY, organization TEXT NOT NULL REFERENCES organizations(name), name TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS policy_set_scope (
+  policy_set_id TEXT NOT NULL REFERENCES policy_sets(id) ON DELETE CASCADE,
+  relationship TEXT NOT NULL,
+  target_id TEXT NOT NULL,
+  PRIMARY KEY (policy_set_id, relationship, target_id));
+CREATE TABLE IF NOT EXISTS policy_set_versions (
+  id TEXT PRIMARY KEY,
+  policy_set_id TEXT NOT NULL REFERENCES policy_sets(id) ON DELETE CASCADE,
+  status TEXT NOT NULL,
+  error_message TEXT,
+  archive BLOB,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  status_timestamps TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS policy_set_parameters (
+  id TEXT PRIMARY KEY,
+  policy_set_id TEXT NOT NULL REFERENCES policy_sets(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  sensitive INTEGER NOT NULL,
+  UNIQUE (policy_set_id, key));
 CREATE TABLE IF NOT EXISTS policies (
   id TEXT PRIMARY KEY,
   organization TEXT NOT NULL REFERENCES organizations(name),
@@ -153,10 +248,24 @@ export class Storage {
     this.db.exec("PRAGMA foreign_keys = ON");
     this.db.exec("PRAGMA busy_timeout = 5000");
     this.db.exec(schema);
+    this.migratePolicySets();
     // Servers before this one left a row behind at every re-deprecation and reinstatement.
     this.db.exec(
       "DELETE FROM deprecations WHERE id NOT IN (SELECT deprecation_id FROM module_versions WHERE deprecation_id IS NOT NULL)",
     );
+  }
+
+  private migratePolicySets(): void {
+    const present = new Set(this.all("PRAGMA table_info(policy_sets)").map((column) => String(column.name)));
+    const missing = Object.entries(addedPolicySetColumns).filter(([column]) => !present.has(column));
+    if (missing.length === 0) return;
+    this.transaction(() => {
+      for (const [column, definition] of missing) {
+        this.db.exec(`ALTER TABLE policy_sets ADD COLUMN ${column} ${definition}`);
+      }
+      const now = new Date().toISOString();
+      this.run("UPDATE policy_sets SET created_at = ?, updated_at = ? WHERE created_at = ''", now, now);
+    });
   }
 
   close(): void {
@@ -262,21 +371,111 @@ export class Storage {
 
   // -- policy sets ------------------------------------------------------------------------------------------------
 
-  addPolicySet(policySet: PolicySetRecord): void {
+  /** A set a seed declares: created with the service's defaults, or renamed when it is there already. */
+  addPolicySet(policySet: SeedPolicySet): void {
+    const now = new Date().toISOString();
     this.transaction(() =>
       this.run(
-        "INSERT INTO policy_sets (id, organization, name) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name",
+        `INSERT INTO policy_sets (id, organization, name, kind, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name`,
         policySet.id,
         policySet.organization,
         policySet.name,
+        policySet.kind ?? "sentinel",
+        now,
+        now,
       ),
     );
   }
 
+  /** Creates the set, or answers `"name-taken"` when the organization has one of that name already. */
+  createPolicySet(policySet: NewPolicySet): PolicySetRecord | "name-taken" {
+    return this.transaction(() => {
+      if (this.policySetNamed(policySet.organization, policySet.name)) return "name-taken";
+      const id = randomId("polset");
+      const now = new Date().toISOString();
+      this.run(
+        `INSERT INTO policy_sets (id, organization, kind, name, description, global, overridable, agent_enabled,
+         policy_tool_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        id,
+        policySet.organization,
+        policySet.kind,
+        ...settingValues(policySet),
+        now,
+        now,
+      );
+      this.joinPolicies(id, policySet.policyIds);
+      for (const relationship of scopeRelationshipNames) {
+        this.writeScope(id, relationship, policySet.scope[relationship], "add");
+      }
+      return this.policySet(id)!;
+    });
+  }
+
+  private policySetNamed(organization: string, name: string): Row | undefined {
+    return this.get("SELECT id FROM policy_sets WHERE organization = ? AND name = ?", organization, name);
+  }
+
+  policySet(id: string): PolicySetRecord | undefined {
+    const row = this.get(`SELECT ${policySetColumns} FROM policy_sets WHERE id = ?`, id);
+    return row && this.toPolicySet(row);
+  }
+
   policySets(ids: readonly string[]): PolicySetRecord[] {
     return ids.flatMap((id) => {
-      const row = this.get("SELECT id, organization, name FROM policy_sets WHERE id = ?", id);
-      return row ? [{ id: String(row.id), organization: String(row.organization), name: String(row.name) }] : [];
+      const policySet = this.policySet(id);
+      return policySet ? [policySet] : [];
+    });
+  }
+
+  listPolicySets(query: PolicySetListQuery): { items: PolicySetRecord[]; totalCount: number } {
+    const { conditions, params } = nameAndKindConditions(query);
+    if (query.versioned !== undefined) {
+      conditions.push(
+        `${query.versioned ? "" : "NOT "}EXISTS (SELECT 1 FROM policy_set_versions v WHERE v.policy_set_id = policy_sets.id)`,
+      );
+    }
+    const where = conditions.join(" AND ");
+    const totalCount = Number(this.get(`SELECT COUNT(*) AS total FROM policy_sets WHERE ${where}`, ...params)?.total);
+    const rows = this.all(
+      `SELECT ${policySetColumns} FROM policy_sets WHERE ${where} ORDER BY rowid LIMIT ? OFFSET ?`,
+      ...params,
+      query.limit,
+      query.offset,
+    );
+    return { items: rows.map((row) => this.toPolicySet(row)), totalCount };
+  }
+
+  /** Changes the settings given; answers `"name-taken"` for a name another set of the organization has. */
+  updatePolicySet(id: string, changes: Partial<PolicySetSettings>): PolicySetRecord | "name-taken" | undefined {
+    return this.transaction(() => {
+      const current = this.policySet(id);
+      if (!current) return undefined;
+      const next = { ...current, ...definedOnly(changes) };
+      const holder = next.name === current.name ? undefined : this.policySetNamed(current.organization, next.name);
+      if (holder) return "name-taken";
+      this.run(
+        `UPDATE policy_sets SET name = ?, description = ?, global = ?, overridable = ?, agent_enabled = ?,
+         policy_tool_version = ?, updated_at = ? WHERE id = ?`,
+        ...settingValues(next),
+        new Date().toISOString(),
+        id,
+      );
+      // A set made global applies everywhere: its workspaces and projects no longer say anything.
+      if (next.global) {
+        this.run(
+          "DELETE FROM policy_set_scope WHERE policy_set_id = ? AND relationship IN ('workspaces', 'projects')",
+          id,
+        );
+      }
+      return this.policySet(id);
+    });
+  }
+
+  deletePolicySet(id: string): boolean {
+    return this.transaction(() => {
+      this.run("DELETE FROM policy_set_policies WHERE policy_set_id = ?", id);
+      return Number(this.run("DELETE FROM policy_sets WHERE id = ?", id).changes) > 0;
     });
   }
 
@@ -286,18 +485,254 @@ export class Storage {
    */
   changeSetMembership(policySetId: string, policyIds: readonly string[], change: "join" | "leave"): void {
     this.transaction(() => {
-      for (const policyId of policyIds) {
-        if (change === "join") {
-          this.run(
-            "INSERT INTO policy_set_policies (policy_set_id, policy_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            policySetId,
-            policyId,
-          );
-        } else {
+      if (change === "join") this.joinPolicies(policySetId, policyIds);
+      else {
+        for (const policyId of policyIds) {
           this.run("DELETE FROM policy_set_policies WHERE policy_set_id = ? AND policy_id = ?", policySetId, policyId);
         }
       }
     });
+  }
+
+  private joinPolicies(policySetId: string, policyIds: readonly string[]): void {
+    for (const policyId of policyIds) {
+      this.run(
+        "INSERT INTO policy_set_policies (policy_set_id, policy_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        policySetId,
+        policyId,
+      );
+    }
+  }
+
+  /** Workspaces or projects join or leave one of a set's scope relationships; repeats change nothing. */
+  changeScope(policySetId: string, relationship: ScopeRelationship, ids: readonly string[], change: "add" | "remove") {
+    this.transaction(() => this.writeScope(policySetId, relationship, ids, change));
+  }
+
+  private writeScope(
+    policySetId: string,
+    relationship: ScopeRelationship,
+    ids: readonly string[],
+    change: "add" | "remove",
+  ): void {
+    const sql =
+      change === "add"
+        ? "INSERT INTO policy_set_scope (policy_set_id, relationship, target_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+        : "DELETE FROM policy_set_scope WHERE policy_set_id = ? AND relationship = ? AND target_id = ?";
+    for (const id of ids) this.run(sql, policySetId, relationship, id);
+  }
+
+  private toPolicySet(row: Row): PolicySetRecord {
+    const id = String(row.id);
+    const scope = Object.fromEntries(scopeRelationshipNames.map((relationship) => [relationship, [] as string[]]));
+    for (const entry of this.all(
+      "SELECT relationship, target_id FROM policy_set_scope WHERE policy_set_id = ? ORDER BY rowid",
+      id,
+    )) {
+      scope[String(entry.relationship)]?.push(String(entry.target_id));
+    }
+    const versions = this.get(
+      `SELECT (SELECT id FROM policy_set_versions WHERE policy_set_id = ?1 ORDER BY rowid DESC LIMIT 1) AS newest,
+       (SELECT id FROM policy_set_versions WHERE policy_set_id = ?1 AND status = 'ready' ORDER BY rowid DESC LIMIT 1)
+       AS current`,
+      id,
+    );
+    return {
+      id,
+      organization: String(row.organization),
+      name: String(row.name),
+      description: row.description === null ? null : String(row.description),
+      kind: row.kind === "opa" ? "opa" : "sentinel",
+      global: row.global === 1,
+      overridable: row.overridable === null ? null : row.overridable === 1,
+      agentEnabled: row.agent_enabled === 1,
+      policyToolVersion: String(row.policy_tool_version),
+      createdAt: String(row.created_at),
+      updatedAt: String(row.updated_at),
+      policyIds: this.all("SELECT policy_id FROM policy_set_policies WHERE policy_set_id = ? ORDER BY rowid", id).map(
+        (entry) => String(entry.policy_id),
+      ),
+      scope: scope as Record<ScopeRelationship, string[]>,
+      versioned: versions?.newest !== null && versions?.newest !== undefined,
+      currentVersionId: versions?.current == null ? null : String(versions.current),
+      newestVersionId: versions?.newest == null ? null : String(versions.newest),
+    };
+  }
+
+  // -- workspaces and projects: what sets are scoped to -----------------------------------------------------------
+
+  addScopeTarget(table: "workspaces" | "projects", target: ScopeTargetRecord): void {
+    this.transaction(() =>
+      this.run(
+        `INSERT INTO ${table} (id, organization, name) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name`,
+        target.id,
+        target.organization,
+        target.name,
+      ),
+    );
+  }
+
+  scopeTarget(relationship: ScopeRelationship, id: string): ScopeTargetRecord | undefined {
+    const row = this.get(`SELECT id, organization, name FROM ${scopeRelationships[relationship]} WHERE id = ?`, id);
+    return row && { id: String(row.id), organization: String(row.organization), name: String(row.name) };
+  }
+
+  // -- policy set versions ----------------------------------------------------------------------------------------
+
+  createVersion(policySetId: string): PolicySetVersionRecord {
+    return this.transaction(() => {
+      const id = randomId("polsetver");
+      const now = new Date().toISOString();
+      this.run(
+        `INSERT INTO policy_set_versions (id, policy_set_id, status, created_at, updated_at, status_timestamps)
+         VALUES (?, ?, 'pending', ?, ?, ?)`,
+        id,
+        policySetId,
+        now,
+        now,
+        JSON.stringify({ pending: now }),
+      );
+      return this.version(id)!;
+    });
+  }
+
+  version(id: string): PolicySetVersionRecord | undefined {
+    const row = this.get(
+      "SELECT id, policy_set_id, status, error_message, created_at, updated_at, status_timestamps FROM policy_set_versions WHERE id = ?",
+      id,
+    );
+    return (
+      row && {
+        id: String(row.id),
+        policySetId: String(row.policy_set_id),
+        status: String(row.status) as PolicySetVersionStatus,
+        errorMessage: row.error_message === null ? null : String(row.error_message),
+        createdAt: String(row.created_at),
+        updatedAt: String(row.updated_at),
+        statusTimestamps: JSON.parse(String(row.status_timestamps)),
+      }
+    );
+  }
+
+  /** Versions whose archive arrived but was not read to the end: a server killed while ingressing left them. */
+  ingressingVersions(): string[] {
+    return this.all("SELECT id FROM policy_set_versions WHERE status = 'ingressing' ORDER BY rowid").map((row) =>
+      String(row.id),
+    );
+  }
+
+  /**
+   * Stores the archive of a pending version and marks it ingressing, in one transaction: a version is never
+   * ingressing without its archive. Answers false when the version is gone or has had its upload.
+   */
+  storeArchive(id: string, archive: Uint8Array): boolean {
+    return this.transaction(() => {
+      const now = new Date().toISOString();
+      const version = this.version(id);
+      if (version?.status !== "pending") return false;
+      this.run(
+        "UPDATE policy_set_versions SET archive = ?, status = 'ingressing', updated_at = ?, status_timestamps = ? WHERE id = ?",
+        archive,
+        now,
+        JSON.stringify({ ...version.statusTimestamps, ingressing: now }),
+        id,
+      );
+      return true;
+    });
+  }
+
+  archive(id: string): Uint8Array | undefined {
+    const row = this.get("SELECT archive FROM policy_set_versions WHERE id = ?", id);
+    return row?.archive instanceof Uint8Array ? row.archive : undefined;
+  }
+
+  /** The end of ingress: `ready`, or `errored` with the reason a user reads. */
+  finishVersion(id: string, outcome: { status: "ready" } | { status: "errored"; errorMessage: string }): void {
+    this.transaction(() => {
+      const version = this.version(id);
+      if (!version) return;
+      const now = new Date().toISOString();
+      this.run(
+        "UPDATE policy_set_versions SET status = ?, error_message = ?, updated_at = ?, status_timestamps = ? WHERE id = ?",
+        outcome.status,
+        outcome.status === "errored" ? outcome.errorMessage : null,
+        now,
+        JSON.stringify({ ...version.statusTimestamps, [outcome.status]: now }),
+        id,
+      );
+    });
+  }
+
+  // -- policy set parameters --------------------------------------------------------------------------------------
+
+  /** Creates the parameter, or answers `"key-taken"` when the set has one of that key. */
+  createParameter(parameter: Omit<ParameterRecord, "id">): ParameterRecord | "key-taken" {
+    return this.transaction(() => {
+      if (
+        this.get(
+          "SELECT 1 FROM policy_set_parameters WHERE policy_set_id = ? AND key = ?",
+          parameter.policySetId,
+          parameter.key,
+        )
+      ) {
+        return "key-taken";
+      }
+      const id = randomId("var");
+      this.run(
+        "INSERT INTO policy_set_parameters (id, policy_set_id, key, value, sensitive) VALUES (?, ?, ?, ?, ?)",
+        id,
+        parameter.policySetId,
+        parameter.key,
+        parameter.value,
+        parameter.sensitive ? 1 : 0,
+      );
+      return this.parameter(id)!;
+    });
+  }
+
+  parameter(id: string): ParameterRecord | undefined {
+    const row = this.get("SELECT id, policy_set_id, key, value, sensitive FROM policy_set_parameters WHERE id = ?", id);
+    return row && toParameter(row);
+  }
+
+  parameters(policySetId: string): ParameterRecord[] {
+    return this.all(
+      "SELECT id, policy_set_id, key, value, sensitive FROM policy_set_parameters WHERE policy_set_id = ? ORDER BY rowid",
+      policySetId,
+    ).map(toParameter);
+  }
+
+  updateParameter(
+    id: string,
+    changes: Partial<Pick<ParameterRecord, "key" | "value" | "sensitive">>,
+  ): ParameterRecord | "key-taken" | undefined {
+    return this.transaction(() => {
+      const current = this.parameter(id);
+      if (!current) return undefined;
+      const next = { ...current, ...definedOnly(changes) };
+      if (
+        next.key !== current.key &&
+        this.get(
+          "SELECT 1 FROM policy_set_parameters WHERE policy_set_id = ? AND key = ?",
+          current.policySetId,
+          next.key,
+        )
+      ) {
+        return "key-taken";
+      }
+      this.run(
+        "UPDATE policy_set_parameters SET key = ?, value = ?, sensitive = ? WHERE id = ?",
+        next.key,
+        next.value,
+        next.sensitive ? 1 : 0,
+        id,
+      );
+      return this.parameter(id);
+    });
+  }
+
+  deleteParameter(id: string): boolean {
+    return this.transaction(() => Number(this.run("DELETE FROM policy_set_parameters WHERE id = ?", id).changes) > 0);
   }
 
   // -- policies ---------------------------------------------------------------------------------------------------
@@ -325,6 +760,13 @@ export class Storage {
         this.run("INSERT INTO policy_set_policies (policy_set_id, policy_id) VALUES (?, ?)", policySetId, id);
       }
       return this.policy(id)!;
+    });
+  }
+
+  policiesById(ids: readonly string[]): PolicyRecord[] {
+    return ids.flatMap((id) => {
+      const policy = this.policy(id);
+      return policy ? [policy] : [];
     });
   }
 
@@ -372,16 +814,7 @@ export class Storage {
   }
 
   listPolicies(query: PolicyListQuery): { items: PolicyRecord[]; totalCount: number } {
-    const conditions = ["organization = ?"];
-    const params: SQLInputValue[] = [query.organization];
-    if (query.search) {
-      conditions.push("name LIKE ? ESCAPE '\\'");
-      params.push(`%${query.search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`);
-    }
-    if (query.kind) {
-      conditions.push("kind = ?");
-      params.push(query.kind);
-    }
+    const { conditions, params } = nameAndKindConditions(query);
     const where = conditions.join(" AND ");
     const order = query.sort ? sortClauses[query.sort] : "rowid ASC";
     const totalCount = Number(this.get(`SELECT COUNT(*) AS total FROM policies WHERE ${where}`, ...params)?.total);
@@ -511,3 +944,68 @@ function toModuleVersion(row: Row): ModuleVersionRecord {
           },
   };
 }
+
+const policySetColumns = `id, organization, name, description, kind, global, overridable, agent_enabled,
+  policy_tool_version, created_at, updated_at`;
+
+/** The filters policies and sets share: the organization, a part of the name, the kind. */
+function nameAndKindConditions(query: {
+  organization: string;
+  search?: string | undefined;
+  kind?: PolicyKind | undefined;
+}) {
+  const conditions = ["organization = ?"];
+  const params: SQLInputValue[] = [query.organization];
+  if (query.search) {
+    conditions.push("name LIKE ? ESCAPE '\\'");
+    params.push(`%${query.search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`);
+  }
+  if (query.kind) {
+    conditions.push("kind = ?");
+    params.push(query.kind);
+  }
+  return { conditions, params };
+}
+
+/** The changes that say something: a member left undefined keeps the stored value. */
+function definedOnly<T extends object>(changes: T): Partial<T> {
+  return Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+/** A set's settings as the columns name, description, global, overridable, agent_enabled, policy_tool_version. */
+function settingValues(settings: PolicySetSettings): SQLInputValue[] {
+  const overridable = settings.overridable === null ? null : settings.overridable ? 1 : 0;
+  return [
+    settings.name,
+    settings.description,
+    settings.global ? 1 : 0,
+    overridable,
+    settings.agentEnabled ? 1 : 0,
+    settings.policyToolVersion,
+  ];
+}
+
+function toParameter(row: Row): ParameterRecord {
+  return {
+    id: String(row.id),
+    policySetId: String(row.policy_set_id),
+    key: String(row.key),
+    value: String(row.value),
+    sensitive: row.sensitive === 1,
+  };
+}
+
+/**
+ * Columns later servers added to `policy_sets`; a database from an earlier one gets them with the service's
+ * defaults, so its sets keep working.
+ */
+const addedPolicySetColumns: Record<string, string> = {
+  description: "TEXT",
+  kind: "TEXT NOT NULL DEFAULT 'sentinel'",
+  global: "INTEGER NOT NULL DEFAULT 0",
+  overridable: "INTEGER",
+  agent_enabled: "INTEGER NOT NULL DEFAULT 0",
+  policy_tool_version: "TEXT NOT NULL DEFAULT 'latest'",
+  created_at: "TEXT NOT NULL DEFAULT ''",
+  updated_at: "TEXT NOT NULL DEFAULT ''",
+};

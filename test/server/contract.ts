@@ -3,6 +3,13 @@ import { serviceDiscoveryDocument } from "../../src/contract/discovery";
 import { jsonApiErrorDocument } from "../../src/contract/jsonapi";
 import { moduleVersionDocument } from "../../src/contract/module-versions";
 import { policyDocument, policyListDocument } from "../../src/contract/policies";
+import {
+  parameterDocument,
+  parameterListDocument,
+  policySetDocument,
+  policySetListDocument,
+  policySetVersionDocument,
+} from "../../src/contract/policy-sets";
 import { registryErrorDocument, registryModuleVersion, registryModuleVersions } from "../../src/contract/registry";
 import { registryModuleDocument, registryModuleVersionDocument } from "../../src/contract/registry-modules";
 
@@ -16,6 +23,28 @@ const successDocuments: { method: string; path: RegExp; document: z.ZodType }[] 
   { method: "GET", path: new RegExp(`^/api/v2/organizations/${segment}/policies$`), document: policyListDocument },
   { method: "GET", path: new RegExp(`^/api/v2/policies/${segment}$`), document: policyDocument },
   { method: "PATCH", path: new RegExp(`^/api/v2/policies/${segment}$`), document: policyDocument },
+  { method: "POST", path: new RegExp(`^/api/v2/organizations/${segment}/policy-sets$`), document: policySetDocument },
+  {
+    method: "GET",
+    path: new RegExp(`^/api/v2/organizations/${segment}/policy-sets$`),
+    document: policySetListDocument,
+  },
+  { method: "GET", path: new RegExp(`^/api/v2/policy-sets/${segment}$`), document: policySetDocument },
+  { method: "PATCH", path: new RegExp(`^/api/v2/policy-sets/${segment}$`), document: policySetDocument },
+  { method: "POST", path: new RegExp(`^/api/v2/policy-sets/${segment}/versions$`), document: policySetVersionDocument },
+  { method: "GET", path: new RegExp(`^/api/v2/policy-set-versions/${segment}$`), document: policySetVersionDocument },
+  { method: "GET", path: new RegExp(`^/api/v2/policy-sets/${segment}/parameters$`), document: parameterListDocument },
+  { method: "POST", path: new RegExp(`^/api/v2/policy-sets/${segment}/parameters$`), document: parameterDocument },
+  {
+    method: "GET",
+    path: new RegExp(`^/api/v2/policy-sets/${segment}/parameters/${segment}$`),
+    document: parameterDocument,
+  },
+  {
+    method: "PATCH",
+    path: new RegExp(`^/api/v2/policy-sets/${segment}/parameters/${segment}$`),
+    document: parameterDocument,
+  },
   { method: "POST", path: new RegExp(`^${modules}$`), document: registryModuleDocument },
   {
     method: "POST",

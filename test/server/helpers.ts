@@ -7,6 +7,7 @@ export const token = "acme-token-0123456789";
 export const readOnlyToken = "acme-reader-0123456789";
 export const otherToken = "globex-token-0123456789";
 export const policySetId = "polset-baseline00000001";
+export const opaPolicySetId = "polset-opabaseline0001";
 
 export const seed = {
   organizations: [
@@ -18,7 +19,16 @@ export const seed = {
     { token: readOnlyToken, organizations: [organization], managePolicies: false, manageModules: false },
     { token: otherToken, organizations: [otherOrganization] },
   ],
-  policySets: [{ id: policySetId, organization, name: "baseline" }],
+  policySets: [
+    { id: policySetId, organization, name: "baseline" },
+    { id: opaPolicySetId, organization, name: "opa-baseline", kind: "opa" as const },
+  ],
+  workspaces: [
+    { id: "ws-production0000001", organization, name: "production" },
+    { id: "ws-staging000000001", organization, name: "staging" },
+    { id: "ws-globex0000000001", organization: otherOrganization, name: "elsewhere" },
+  ],
+  projects: [{ id: "prj-platform00000001", organization, name: "platform" }],
   modules: [
     { organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0"] },
     { organization: otherOrganization, name: "vpc", provider: "aws", versions: ["1.0.0"] },

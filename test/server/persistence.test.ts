@@ -121,3 +121,33 @@ describe("the tfe-governance-server bin", () => {
     }
   });
 });
+
+describe("a database of an earlier server", () => {
+  it("gets the policy set columns of this one, its sets keeping their names and memberships with the defaults", async () => {
+    const data = join(directory, "earlier.sqlite");
+    const { DatabaseSync } = await import("node:sqlite");
+    const earlier = new DatabaseSync(data);
+    earlier.exec(`
+      CREATE TABLE organizations (name TEXT PRIMARY KEY, plus INTEGER NOT NULL);
+      CREATE TABLE policy_sets (
+        id TEXT PRIMARY KEY, organization TEXT NOT NULL REFERENCES organizations(name), name TEXT NOT NULL);
+      INSERT INTO organizations VALUES ('${organization}', 1);
+      INSERT INTO policy_sets VALUES ('polset-earlier00000001', '${organization}', 'from-before');
+    `);
+    earlier.close();
+    const server = await startServer({ data, seed });
+    try {
+      const shown = await call(server, "GET", "/api/v2/policy-sets/polset-earlier00000001");
+      expect(shown.status).toBe(200);
+      expect(shown.body.data.attributes).toMatchObject({
+        name: "from-before",
+        kind: "sentinel",
+        global: false,
+        "policy-tool-version": "latest",
+      });
+      expect(Date.parse(shown.body.data.attributes["created-at"])).not.toBeNaN();
+    } finally {
+      await server.close();
+    }
+  });
+});

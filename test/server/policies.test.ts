@@ -3,6 +3,7 @@ import type { RunningServer } from "../../src/server";
 import {
   call,
   createPolicy,
+  opaPolicySetId,
   organization,
   otherOrganization,
   otherToken,
@@ -57,7 +58,7 @@ describe("create (spec 4.1)", () => {
             query: "data.terraform.deny",
             "enforcement-level": "mandatory",
           },
-          relationships: { "policy-sets": { data: [{ id: policySetId, type: "policy-sets" }] } },
+          relationships: { "policy-sets": { data: [{ id: opaPolicySetId, type: "policy-sets" }] } },
         },
       },
     });
@@ -67,7 +68,9 @@ describe("create (spec 4.1)", () => {
       query: "data.terraform.deny",
       "policy-set-count": 1,
     });
-    expect(answer.body.data.relationships["policy-sets"]).toEqual({ data: [{ id: policySetId, type: "policy-sets" }] });
+    expect(answer.body.data.relationships["policy-sets"]).toEqual({
+      data: [{ id: opaPolicySetId, type: "policy-sets" }],
+    });
   });
 
   it.each([

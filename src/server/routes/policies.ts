@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import { jsonApiMediaType } from "../../contract/jsonapi";
 import {
   createPolicyRequest,
@@ -20,13 +20,14 @@ import {
 } from "../../contract/policies";
 import { authorize } from "../auth";
 import { type AppContext, loadPolicy } from "../context";
+import { codePath } from "../download-origin";
 import { ApiError, alreadyTaken, badParameter, invalidAttribute, notFound, parseBody } from "../errors";
 import { jsonApiEndpoint } from "../openapi";
+import { oneOf, paginationOf, type Query, requestedPage } from "../pagination";
 import type { PolicyChanges, PolicyRecord, Storage } from "../storage";
 
 type PolicyParams = { Params: { policyId: string } };
 type OrganizationParams = { Params: { organization: string } };
-type Query = Record<string, string | undefined>;
 
 /**
  * The level a request asks for. The deprecated `enforce` entry counts only where `enforcement-level` is absent;
@@ -88,13 +89,6 @@ function rejectOtherId(body: unknown, policyId: string): void {
   }
 }
 
-/** The server's own origin as the client reached it (the socket, not the Host header, which a client chooses). */
-function ownOrigin(request: FastifyRequest): string {
-  const { localAddress = "", localPort } = request.socket;
-  const host = localAddress.includes(":") ? `[${localAddress}]` : localAddress;
-  return `${request.protocol}://${host}:${localPort}`;
-}
-
 function includesPolicySets(query: Query): boolean {
   if (query.include === undefined) return false;
   if (query.include !== "policy_sets") throw badParameter("include", 'accepts only "policy_sets"');
@@ -106,23 +100,6 @@ function includedPolicySets(storage: Storage, policies: readonly PolicyRecord[])
   return storage
     .policySets(ids)
     .map((set) => ({ id: set.id, type: "policy-sets" as const, attributes: { name: set.name } }));
-}
-
-function positiveInteger(query: Query, parameter: string, fallback: number): number {
-  const text = query[parameter];
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw badParameter(parameter, "must be a whole number of 1 or more");
-  return value;
-}
-
-function oneOf<T extends string>(query: Query, parameter: string, allowed: readonly T[]): T | undefined {
-  const value = query[parameter];
-  if (value === undefined) return undefined;
-  if (!(allowed as readonly string[]).includes(value)) {
-    throw badParameter(parameter, `must be one of ${allowed.map((item) => `"${item}"`).join(", ")}`);
-  }
-  return value as T;
 }
 
 /** Typed by the contract's documents, so the compiler holds every response to them. */
@@ -144,22 +121,20 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
       const { attributes } = data;
       const kind = attributes.kind ?? "sentinel";
       const policySetIds = (data.relationships?.["policy-sets"].data ?? []).map((set) => set.id);
-      const known = new Set(
-        storage
-          .policySets(policySetIds)
-          .filter((set) => set.organization === organization)
-          .map((set) => set.id),
-      );
-      const unknown = policySetIds.flatMap((id, index) =>
-        known.has(id)
-          ? []
-          : [
-              invalidAttribute(
-                ["data", "relationships", "policy-sets", "data", String(index), "id"],
-                `"${id}" is not a policy set of organization ${organization}`,
-              ),
-            ],
-      );
+      const unknown = policySetIds.flatMap((id, index) => {
+        const policySet = storage.policySet(id);
+        const problem =
+          policySet?.organization !== organization
+            ? `"${id}" is not a policy set of organization ${organization}`
+            : policySet.kind !== kind
+              ? `"${id}" is a ${policySet.kind} set; this is a ${kind} policy`
+              : policySet.versioned
+                ? `"${id}" holds uploaded versions, and a set holds versions or policies, never both`
+                : undefined;
+        return problem
+          ? [invalidAttribute(["data", "relationships", "policy-sets", "data", String(index), "id"], problem)]
+          : [];
+      });
       if (unknown.length > 0) throw new ApiError(422, unknown);
       const created = storage.createPolicy({
         organization,
@@ -198,8 +173,7 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
       const { organization } = request.params;
       authorize(request, organization, "read");
       const query = request.query;
-      const pageNumber = positiveInteger(query, "page[number]", 1);
-      const pageSize = Math.min(maxPageSize, positiveInteger(query, "page[size]", defaultPageSize));
+      const page = requestedPage(query);
       const kind = oneOf(query, "filter[kind]", policyKinds);
       const sort = oneOf(query, "sort", policySortOrders);
       const search = query["search[name]"];
@@ -209,41 +183,18 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
         search,
         kind,
         sort,
-        limit: pageSize,
-        offset: (pageNumber - 1) * pageSize,
+        limit: page.pageSize,
+        offset: page.offset,
       });
-      const totalPages = Math.max(1, Math.ceil(totalCount / pageSize));
-      // A page past the end has no previous page either (the service's Kaminari: nil when out of range), not one
-      // that is itself past the end.
-      const prevPage = pageNumber > 1 && pageNumber <= totalPages ? pageNumber - 1 : null;
-      const nextPage = pageNumber < totalPages ? pageNumber + 1 : null;
-      const pageLink = (page: number) => {
-        const parameters = new URLSearchParams();
-        for (const [name, value] of Object.entries(query)) if (value !== undefined) parameters.set(name, value);
-        parameters.set("page[number]", String(page));
-        parameters.set("page[size]", String(pageSize));
-        return `${ownOrigin(request)}/api/v2/organizations/${encodeURIComponent(organization)}/policies?${parameters}`;
-      };
       return send(reply, {
         data: items.map(policyResource),
         ...(withPolicySets ? { included: includedPolicySets(storage, items) } : {}),
-        links: {
-          self: pageLink(pageNumber),
-          first: pageLink(1),
-          prev: prevPage === null ? null : pageLink(prevPage),
-          next: nextPage === null ? null : pageLink(nextPage),
-          last: pageLink(totalPages),
-        },
-        meta: {
-          pagination: {
-            "current-page": pageNumber,
-            "page-size": pageSize,
-            "prev-page": prevPage,
-            "next-page": nextPage,
-            "total-pages": totalPages,
-            "total-count": totalCount,
-          },
-        },
+        ...paginationOf(
+          request,
+          `/api/v2/organizations/${encodeURIComponent(organization)}/policies`,
+          page,
+          totalCount,
+        ),
       });
     },
   );
@@ -330,7 +281,7 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
     async (request, reply) => {
       const policy = loadPolicy(storage, request, "read");
       if (!policy.hasCode) throw ApiError.single(404, "not found", "The policy has no code yet: upload it first.");
-      return reply.redirect(signer.sign(downloadOrigin(), policy.id), 302);
+      return reply.redirect(signer.sign(downloadOrigin(), codePath(policy.id)), 302);
     },
   );
 }

@@ -1,49 +1,615 @@
-import type { FastifyInstance } from "fastify";
-import { policySetPoliciesRequest } from "../../contract/policy-sets";
-import { authorize } from "../auth";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { JsonApiErrorObject } from "../../contract/jsonapi";
+import { jsonApiMediaType } from "../../contract/jsonapi";
+import { defaultPageSize, maxPageSize, policyKinds } from "../../contract/policies";
+import {
+  createParameterRequest,
+  createPolicySetRequest,
+  type ParameterDocument,
+  type ParameterListDocument,
+  type ParameterResource,
+  type PolicySetDocument,
+  type PolicySetInclude,
+  type PolicySetListDocument,
+  type PolicySetRelationship,
+  type PolicySetResource,
+  type PolicySetVersionDocument,
+  parameterCategory,
+  parameterDocument,
+  parameterListDocument,
+  policySetDocument,
+  policySetIncludes,
+  policySetListDocument,
+  policySetVersionDocument,
+  relationshipRequest,
+  type ScopeRelationship,
+  scopeRelationshipNames,
+  scopeRelationships,
+  updateParameterRequest,
+  updatePolicySetRequest,
+} from "../../contract/policy-sets";
+import { authorize, type Permission } from "../auth";
 import type { AppContext } from "../context";
-import { ApiError, invalidAttribute, notFound, parseBody } from "../errors";
+import { uploadPath } from "../download-origin";
+import { ApiError, alreadyTaken, badParameter, invalidAttribute, notFound, parseBody } from "../errors";
 import { jsonApiEndpoint } from "../openapi";
+import { oneOf, paginationOf, type Query, requestedPage } from "../pagination";
+import type { ParameterRecord, PolicySetRecord, PolicySetVersionRecord, Storage } from "../storage";
 
-type PolicySetParams = { Params: { policySetId: string } };
+type SetParams = { Params: { policySetId: string } };
+type OrganizationParams = { Params: { organization: string } };
 
-/** A policy's membership of a set, changed from the set's side without recreating the policy. */
-export function registerPolicySetRoutes(app: FastifyInstance, { storage }: AppContext): void {
-  for (const [method, change, summary] of [
-    ["POST", "join", "Add policies to a policy set"],
-    ["DELETE", "leave", "Remove policies from a policy set"],
-  ] as const) {
-    app.route<PolicySetParams>({
-      method,
-      url: "/api/v2/policy-sets/:policySetId/relationships/policies",
-      ...jsonApiEndpoint({
-        summary: `${summary}: the policies keep their ids and code (policy-sets-api.md, "Policies and sets")`,
-        request: policySetPoliciesRequest,
-        success: { status: 204, description: "Done" },
-      }),
-      handler: async (request, reply) => {
-        const [policySet] = storage.policySets([request.params.policySetId]);
-        if (!policySet) throw notFound();
-        authorize(request, policySet.organization, "managePolicies");
-        const { data } = parseBody(policySetPoliciesRequest, request.body);
-        const strangers = data.flatMap(({ id }, index) =>
-          storage.policy(id)?.organization === policySet.organization
-            ? []
-            : [
-                invalidAttribute(
-                  ["data", String(index), "id"],
-                  `"${id}" is not a policy of organization ${policySet.organization}`,
-                ),
-              ],
-        );
-        if (strangers.length > 0) throw new ApiError(422, strangers);
-        storage.changeSetMembership(
-          policySet.id,
-          data.map(({ id }) => id),
-          change,
-        );
-        return reply.code(204).send();
+/** An upload link lasts an hour, as the service's does. */
+const uploadLinkTtlMs = 60 * 60 * 1000;
+
+/** Typed by the contract's documents, so the compiler holds every response to them. */
+const send = (
+  reply: FastifyReply,
+  body:
+    | PolicySetDocument
+    | PolicySetListDocument
+    | PolicySetVersionDocument
+    | ParameterDocument
+    | ParameterListDocument,
+) => reply.type(jsonApiMediaType).send(body);
+
+function policySetResource(set: PolicySetRecord): PolicySetResource {
+  const many = <Type extends string>(type: Type, ids: readonly string[]) => ({ data: ids.map((id) => ({ id, type })) });
+  const one = (id: string | null) => ({ data: id === null ? null : { id, type: "policy-set-versions" as const } });
+  return {
+    id: set.id,
+    type: "policy-sets",
+    attributes: {
+      name: set.name,
+      description: set.description,
+      kind: set.kind,
+      global: set.global,
+      overridable: set.overridable,
+      "agent-enabled": set.agentEnabled,
+      "policy-tool-version": set.policyToolVersion,
+      "policies-path": null,
+      versioned: set.versioned,
+      "policy-count": set.policyIds.length,
+      "workspace-count": set.scope.workspaces.length,
+      "project-count": set.scope.projects.length,
+      "created-at": set.createdAt,
+      "updated-at": set.updatedAt,
+    },
+    relationships: {
+      organization: { data: { id: set.organization, type: "organizations" } },
+      policies: many("policies", set.policyIds),
+      ...(set.global
+        ? {}
+        : { workspaces: many("workspaces", set.scope.workspaces), projects: many("projects", set.scope.projects) }),
+      "workspace-exclusions": many("workspaces", set.scope["workspace-exclusions"]),
+      "project-exclusions": many("projects", set.scope["project-exclusions"]),
+      "current-version": one(set.currentVersionId),
+      "newest-version": one(set.newestVersionId),
+    },
+    links: { self: `/api/v2/policy-sets/${set.id}` },
+  };
+}
+
+function versionDocument(version: PolicySetVersionRecord, uploadLink: string | undefined): PolicySetVersionDocument {
+  const timestamps = Object.fromEntries(
+    Object.entries(version.statusTimestamps).map(([status, at]) => [`${status}-at`, at]),
+  );
+  return {
+    data: {
+      id: version.id,
+      type: "policy-set-versions",
+      attributes: {
+        source: "tfe-api",
+        status: version.status,
+        "status-timestamps": timestamps,
+        error: version.status === "errored" ? "ingress_failed" : null,
+        "error-message": version.errorMessage,
+        "ingress-attributes": null,
+        "created-at": version.createdAt,
+        "updated-at": version.updatedAt,
       },
-    });
+      relationships: { "policy-set": { data: { id: version.policySetId, type: "policy-sets" } } },
+      links: {
+        self: `/api/v2/policy-set-versions/${version.id}`,
+        ...(version.status === "pending" && uploadLink ? { upload: uploadLink } : {}),
+      },
+    },
+  };
+}
+
+function parameterResource(parameter: ParameterRecord): ParameterResource {
+  return {
+    id: parameter.id,
+    type: "vars",
+    attributes: {
+      key: parameter.key,
+      // Write-only: a sensitive value never leaves the server again.
+      value: parameter.sensitive ? "" : parameter.value,
+      category: parameterCategory,
+      sensitive: parameter.sensitive,
+    },
+    relationships: { configurable: { data: { id: parameter.policySetId, type: "policy-sets" } } },
+  };
+}
+
+/** The set named in the path, or a 404 when it is missing or the token may not `permission` it. */
+function loadPolicySet(storage: Storage, request: FastifyRequest<SetParams>, permission: Permission): PolicySetRecord {
+  const policySet = storage.policySet(request.params.policySetId);
+  if (!policySet) throw notFound();
+  authorize(request, policySet.organization, permission);
+  return policySet;
+}
+
+function requestedIncludes(query: Query): Set<PolicySetInclude> {
+  const text = query.include;
+  if (text === undefined) return new Set();
+  const includes = text.split(",").map((item) => item.trim());
+  for (const include of includes) {
+    if (!(policySetIncludes as readonly string[]).includes(include)) {
+      throw badParameter("include", `"${include}" is not one of ${policySetIncludes.join(", ")}`);
+    }
   }
+  return new Set(includes as PolicySetInclude[]);
+}
+
+function includedFor(storage: Storage, sets: readonly PolicySetRecord[], includes: Set<PolicySetInclude>) {
+  const included = new Map<string, { id: string; type: string; attributes: Record<string, unknown> }>();
+  for (const set of sets) {
+    if (includes.has("policies")) {
+      for (const policy of storage.policiesById(set.policyIds)) {
+        included.set(`policies/${policy.id}`, {
+          id: policy.id,
+          type: "policies",
+          attributes: { name: policy.name, kind: policy.kind, "enforcement-level": policy.enforcementLevel },
+        });
+      }
+    }
+    for (const relationship of scopeRelationshipNames) {
+      if (!includes.has(relationship.replace("-", "_") as PolicySetInclude)) continue;
+      for (const id of set.scope[relationship]) {
+        const target = storage.scopeTarget(relationship, id);
+        const type = scopeRelationships[relationship];
+        included.set(`${type}/${id}`, { id, type, attributes: { name: target?.name ?? id } });
+      }
+    }
+    for (const [include, id] of [
+      ["current_version", set.currentVersionId],
+      ["newest_version", set.newestVersionId],
+    ] as const) {
+      const version = includes.has(include) && id !== null ? storage.version(id) : undefined;
+      if (version) {
+        const { attributes } = versionDocument(version, undefined).data;
+        included.set(`policy-set-versions/${id}`, { id: version.id, type: "policy-set-versions", attributes });
+      }
+    }
+  }
+  return includes.size > 0 ? { included: [...included.values()] } : {};
+}
+
+/**
+ * The ids a relationship body names, checked: each is a workspace, project or policy of the set's organization (and
+ * for policies, of the set's kind). One 422 lists every stranger, each at its `/data/N/id`.
+ */
+function checkMembers(
+  storage: Storage,
+  set: Pick<PolicySetRecord, "organization" | "kind">,
+  relationship: PolicySetRelationship,
+  ids: readonly string[],
+  pointer: (index: number) => string[],
+): JsonApiErrorObject[] {
+  return ids.flatMap((id, index) => {
+    if (relationship === "policies") {
+      const policy = storage.policy(id);
+      if (policy?.organization !== set.organization) {
+        return [invalidAttribute(pointer(index), `"${id}" is not a policy of organization ${set.organization}`)];
+      }
+      if (policy.kind !== set.kind) {
+        return [invalidAttribute(pointer(index), `"${id}" is a ${policy.kind} policy; this is a ${set.kind} set`)];
+      }
+      return [];
+    }
+    const target = storage.scopeTarget(relationship, id);
+    const what = scopeRelationships[relationship] === "workspaces" ? "workspace" : "project";
+    return target?.organization === set.organization
+      ? []
+      : [invalidAttribute(pointer(index), `"${id}" is not a ${what} of organization ${set.organization}`)];
+  });
+}
+
+const bothKindsMessage =
+  "a policy set holds individual policies or uploaded versions, never both: use another set, or remove them first";
+
+/** Policy sets, their scope, versions and parameters (policy-sets-api.md). */
+export function registerPolicySetRoutes(app: FastifyInstance, context: AppContext): void {
+  const { storage } = context;
+
+  app.get<OrganizationParams & { Querystring: Query }>(
+    "/api/v2/organizations/:organization/policy-sets",
+    jsonApiEndpoint({
+      summary: "List policy sets",
+      query: {
+        "page[number]": "Page to return, from 1",
+        "page[size]": `Sets per page; default ${defaultPageSize}, at most ${maxPageSize}`,
+        "search[name]": "Only sets whose name contains this text",
+        "filter[kind]": "sentinel or opa",
+        "filter[versioned]": "true: only sets that hold versions; false: only the others",
+        include: policySetIncludes.join(", "),
+      },
+      success: { status: 200, description: "One page", schema: policySetListDocument },
+    }),
+    async (request, reply) => {
+      const { organization } = request.params;
+      authorize(request, organization, "read");
+      const query = request.query;
+      const page = requestedPage(query);
+      const includes = requestedIncludes(query);
+      const versioned = oneOf(query, "filter[versioned]", ["true", "false"] as const);
+      const { items, totalCount } = storage.listPolicySets({
+        organization,
+        search: query["search[name]"],
+        kind: oneOf(query, "filter[kind]", policyKinds),
+        versioned: versioned === undefined ? undefined : versioned === "true",
+        limit: page.pageSize,
+        offset: page.offset,
+      });
+      return send(reply, {
+        data: items.map(policySetResource),
+        ...includedFor(storage, items, includes),
+        ...paginationOf(
+          request,
+          `/api/v2/organizations/${encodeURIComponent(organization)}/policy-sets`,
+          page,
+          totalCount,
+        ),
+      });
+    },
+  );
+
+  app.post<OrganizationParams>(
+    "/api/v2/organizations/:organization/policy-sets",
+    jsonApiEndpoint({
+      summary: "Create a policy set",
+      request: createPolicySetRequest,
+      success: { status: 201, description: "Created", schema: policySetDocument },
+    }),
+    async (request, reply) => {
+      const { organization } = request.params;
+      authorize(request, organization, "managePolicies");
+      const { attributes, relationships = {} } = parseBody(createPolicySetRequest, request.body).data;
+      const kind = attributes.kind ?? "sentinel";
+      const global = attributes.global ?? false;
+      const agentEnabled = kind === "opa" || (attributes["agent-enabled"] ?? false);
+      const problems = settingProblems(kind, agentEnabled, attributes);
+      const idsOf = (relationship: PolicySetRelationship) => [
+        ...new Set((relationships[relationship]?.data ?? []).map((item) => item.id)),
+      ];
+      for (const relationship of ["policies", ...scopeRelationshipNames] as const) {
+        problems.push(
+          ...checkMembers(storage, { organization, kind }, relationship, idsOf(relationship), (index) => [
+            "data",
+            "relationships",
+            relationship,
+            "data",
+            String(index),
+            "id",
+          ]),
+        );
+      }
+      if (global) problems.push(...globalScopeProblems(idsOf("workspaces"), idsOf("projects")));
+      if (problems.length > 0) throw new ApiError(422, problems);
+      const created = storage.createPolicySet({
+        organization,
+        name: attributes.name,
+        description: attributes.description ?? null,
+        kind,
+        global,
+        overridable: overridableOf(kind, agentEnabled, attributes.overridable),
+        agentEnabled,
+        policyToolVersion: attributes["policy-tool-version"] ?? "latest",
+        policyIds: idsOf("policies"),
+        scope: Object.fromEntries(scopeRelationshipNames.map((name) => [name, idsOf(name)])) as Record<
+          ScopeRelationship,
+          string[]
+        >,
+      });
+      if (created === "name-taken") throw alreadyTaken("name");
+      reply.code(201);
+      return send(reply, { data: policySetResource(created) });
+    },
+  );
+
+  app.get<SetParams & { Querystring: Query }>(
+    "/api/v2/policy-sets/:policySetId",
+    jsonApiEndpoint({
+      summary: "Show a policy set",
+      query: { include: policySetIncludes.join(", ") },
+      success: { status: 200, description: "The set", schema: policySetDocument },
+    }),
+    async (request, reply) => {
+      const includes = requestedIncludes(request.query);
+      const policySet = loadPolicySet(storage, request, "read");
+      return send(reply, { data: policySetResource(policySet), ...includedFor(storage, [policySet], includes) });
+    },
+  );
+
+  app.patch<SetParams>(
+    "/api/v2/policy-sets/:policySetId",
+    jsonApiEndpoint({
+      summary: "Update a policy set: attributes left out keep their value; kind cannot change",
+      request: updatePolicySetRequest,
+      success: { status: 200, description: "The updated set", schema: policySetDocument },
+      moreErrors: [409],
+    }),
+    async (request, reply) => {
+      const policySet = loadPolicySet(storage, request, "managePolicies");
+      const id = (request.body as { data?: { id?: unknown } } | undefined)?.data?.id;
+      if (typeof id === "string" && id !== policySet.id) {
+        throw ApiError.single(409, "conflict", `data.id "${id}" is not the set in the path (${policySet.id})`, {
+          pointer: "/data/id",
+        });
+      }
+      const { attributes } = parseBody(updatePolicySetRequest, request.body).data;
+      const agentEnabled = policySet.kind === "opa" || (attributes["agent-enabled"] ?? policySet.agentEnabled);
+      const problems = settingProblems(policySet.kind, agentEnabled, attributes);
+      if (problems.length > 0) throw new ApiError(422, problems);
+      const updated = storage.updatePolicySet(policySet.id, {
+        ...(attributes.name !== undefined ? { name: attributes.name } : {}),
+        ...("description" in attributes ? { description: attributes.description ?? null } : {}),
+        ...(attributes.global !== undefined ? { global: attributes.global } : {}),
+        ...(attributes["policy-tool-version"] !== undefined
+          ? { policyToolVersion: attributes["policy-tool-version"] }
+          : {}),
+        agentEnabled,
+        overridable: overridableOf(policySet.kind, agentEnabled, attributes.overridable ?? policySet.overridable),
+      });
+      if (updated === "name-taken") throw alreadyTaken("name");
+      if (!updated) throw notFound();
+      return send(reply, { data: policySetResource(updated) });
+    },
+  );
+
+  app.delete<SetParams>(
+    "/api/v2/policy-sets/:policySetId",
+    jsonApiEndpoint({ summary: "Delete a policy set", success: { status: 204, description: "Deleted" } }),
+    async (request, reply) => {
+      const policySet = loadPolicySet(storage, request, "managePolicies");
+      if (!storage.deletePolicySet(policySet.id)) throw notFound();
+      return reply.code(204).send();
+    },
+  );
+
+  registerRelationshipRoutes(app, storage);
+  registerVersionRoutes(app, context);
+  registerParameterRoutes(app, storage);
+}
+
+type SettableAttributes = { overridable?: boolean | null | undefined; "agent-enabled"?: boolean | undefined };
+
+/** The rules between a set's kind and its runtime settings, each a 422 naming the attribute. */
+function settingProblems(kind: string, agentEnabled: boolean, attributes: SettableAttributes): JsonApiErrorObject[] {
+  const problems: JsonApiErrorObject[] = [];
+  if (kind === "opa" && attributes["agent-enabled"] === false) {
+    problems.push(
+      invalidAttribute(["data", "attributes", "agent-enabled"], "cannot be false: OPA sets always run in the agent"),
+    );
+  }
+  if (kind === "sentinel" && !agentEnabled && attributes.overridable === true) {
+    problems.push(
+      invalidAttribute(
+        ["data", "attributes", "overridable"],
+        "applies to OPA sets and to Sentinel sets with agent-enabled: set agent-enabled too, or leave it out",
+      ),
+    );
+  }
+  return problems;
+}
+
+function overridableOf(kind: string, agentEnabled: boolean, given: boolean | null | undefined): boolean | null {
+  if (kind === "sentinel" && !agentEnabled) return null;
+  return given ?? false;
+}
+
+function globalScopeProblems(workspaces: readonly string[], projects: readonly string[]): JsonApiErrorObject[] {
+  return (
+    [
+      ["workspaces", workspaces],
+      ["projects", projects],
+    ] as const
+  ).flatMap(([relationship, ids]) =>
+    ids.length > 0
+      ? [
+          invalidAttribute(
+            ["data", "relationships", relationship],
+            "cannot be given for a global set, which applies to every workspace: set global to false, or use exclusions",
+          ),
+        ]
+      : [],
+  );
+}
+
+function registerRelationshipRoutes(app: FastifyInstance, storage: Storage): void {
+  for (const relationship of ["policies", ...scopeRelationshipNames] as const) {
+    const request = relationshipRequest(relationship);
+    for (const [method, change] of [
+      ["POST", "add"],
+      ["DELETE", "remove"],
+    ] as const) {
+      app.route<SetParams>({
+        method,
+        url: `/api/v2/policy-sets/:policySetId/relationships/${relationship}`,
+        ...jsonApiEndpoint({
+          summary: `${change === "add" ? "Add" : "Remove"} ${relationship} ${change === "add" ? "to" : "from"} a policy set`,
+          request,
+          success: { status: 204, description: "Done" },
+        }),
+        handler: async (httpRequest, reply) => {
+          const policySet = loadPolicySet(storage, httpRequest, "managePolicies");
+          const ids = parseBody(request, httpRequest.body).data.map(({ id }) => id);
+          if (change === "add") {
+            const problems = checkMembers(storage, policySet, relationship, ids, (index) => [
+              "data",
+              String(index),
+              "id",
+            ]);
+            if (relationship === "policies" && policySet.versioned) {
+              problems.push(invalidAttribute(["data"], bothKindsMessage));
+            }
+            if (policySet.global && (relationship === "workspaces" || relationship === "projects")) {
+              problems.push(
+                ...globalScopeProblems(
+                  relationship === "workspaces" ? ids : [],
+                  relationship === "projects" ? ids : [],
+                ),
+              );
+            }
+            if (problems.length > 0) throw new ApiError(422, problems);
+          }
+          if (relationship === "policies") {
+            storage.changeSetMembership(policySet.id, ids, change === "add" ? "join" : "leave");
+          } else {
+            storage.changeScope(policySet.id, relationship, ids, change);
+          }
+          return reply.code(204).send();
+        },
+      });
+    }
+  }
+}
+
+function registerVersionRoutes(app: FastifyInstance, { storage, signer, downloadOrigin }: AppContext): void {
+  const uploadLink = (versionId: string) => signer.sign(downloadOrigin(), uploadPath(versionId), uploadLinkTtlMs);
+
+  app.post<SetParams>(
+    "/api/v2/policy-sets/:policySetId/versions",
+    jsonApiEndpoint({
+      summary: "Create a policy set version: upload the folder's gzip'd tar to its links.upload (no token there)",
+      success: { status: 201, description: "Created, pending its upload", schema: policySetVersionDocument },
+      moreErrors: [422],
+    }),
+    async (request, reply) => {
+      const policySet = loadPolicySet(storage, request, "managePolicies");
+      if (policySet.policyIds.length > 0) throw ApiError.single(422, "invalid attribute", bothKindsMessage);
+      const version = storage.createVersion(policySet.id);
+      reply.code(201);
+      return send(reply, versionDocument(version, uploadLink(version.id)));
+    },
+  );
+
+  app.get<{ Params: { versionId: string } }>(
+    "/api/v2/policy-set-versions/:versionId",
+    jsonApiEndpoint({
+      summary: "Show a policy set version: pending, ingressing, ready or errored (with error-message)",
+      success: { status: 200, description: "The version", schema: policySetVersionDocument },
+    }),
+    async (request, reply) => {
+      const version = storage.version(request.params.versionId);
+      const policySet = version && storage.policySet(version.policySetId);
+      if (!version || !policySet) throw notFound();
+      authorize(request, policySet.organization, "read");
+      return send(reply, versionDocument(version, uploadLink(version.id)));
+    },
+  );
+}
+
+function registerParameterRoutes(app: FastifyInstance, storage: Storage): void {
+  type ParameterParams = { Params: { policySetId: string; parameterId: string } };
+  const base = "/api/v2/policy-sets/:policySetId/parameters";
+  const loadParameter = (request: FastifyRequest<ParameterParams>, permission: Permission) => {
+    const policySet = loadPolicySet(storage, request, permission);
+    const parameter = storage.parameter(request.params.parameterId);
+    if (parameter?.policySetId !== policySet.id) throw notFound();
+    return parameter;
+  };
+
+  app.get<SetParams & { Querystring: Query }>(
+    base,
+    jsonApiEndpoint({
+      summary: "List a policy set's parameters (sensitive values read back empty)",
+      success: { status: 200, description: "One page", schema: parameterListDocument },
+    }),
+    async (request, reply) => {
+      const policySet = loadPolicySet(storage, request, "read");
+      const page = requestedPage(request.query);
+      const all = storage.parameters(policySet.id);
+      return send(reply, {
+        data: all.slice(page.offset, page.offset + page.pageSize).map(parameterResource),
+        ...paginationOf(request, `/api/v2/policy-sets/${policySet.id}/parameters`, page, all.length),
+      });
+    },
+  );
+
+  app.post<SetParams>(
+    base,
+    jsonApiEndpoint({
+      summary: "Create a parameter of a Sentinel policy set",
+      request: createParameterRequest,
+      success: { status: 201, description: "Created", schema: parameterDocument },
+    }),
+    async (request, reply) => {
+      const policySet = loadPolicySet(storage, request, "managePolicies");
+      const { attributes } = parseBody(createParameterRequest, request.body).data;
+      if (policySet.kind !== "sentinel") {
+        throw ApiError.single(422, "invalid attribute", "parameters are for Sentinel sets only", {
+          pointer: "/data/attributes/key",
+        });
+      }
+      const created = storage.createParameter({
+        policySetId: policySet.id,
+        key: attributes.key,
+        value: attributes.value ?? "",
+        sensitive: attributes.sensitive ?? false,
+      });
+      if (created === "key-taken") throw keyTaken();
+      reply.code(201);
+      return send(reply, { data: parameterResource(created) });
+    },
+  );
+
+  app.get<ParameterParams>(
+    `${base}/:parameterId`,
+    jsonApiEndpoint({
+      summary: "Show a policy set parameter",
+      success: { status: 200, description: "The parameter", schema: parameterDocument },
+    }),
+    async (request, reply) => send(reply, { data: parameterResource(loadParameter(request, "read")) }),
+  );
+
+  app.patch<ParameterParams>(
+    `${base}/:parameterId`,
+    jsonApiEndpoint({
+      summary: "Update a policy set parameter: attributes left out keep their value",
+      request: updateParameterRequest,
+      success: { status: 200, description: "The updated parameter", schema: parameterDocument },
+    }),
+    async (request, reply) => {
+      const parameter = loadParameter(request, "managePolicies");
+      const { attributes } = parseBody(updateParameterRequest, request.body).data;
+      if (parameter.sensitive && attributes.sensitive === false) {
+        throw ApiError.single(
+          422,
+          "invalid attribute",
+          "sensitive cannot be turned off: its value is write-only; delete the parameter and create it again",
+          { pointer: "/data/attributes/sensitive" },
+        );
+      }
+      const updated = storage.updateParameter(parameter.id, attributes);
+      if (updated === "key-taken") throw keyTaken();
+      if (!updated) throw notFound();
+      return send(reply, { data: parameterResource(updated) });
+    },
+  );
+
+  app.delete<ParameterParams>(
+    `${base}/:parameterId`,
+    jsonApiEndpoint({ summary: "Delete a policy set parameter", success: { status: 204, description: "Deleted" } }),
+    async (request, reply) => {
+      const parameter = loadParameter(request, "managePolicies");
+      storage.deleteParameter(parameter.id);
+      return reply.code(204).send();
+    },
+  );
+}
+
+function keyTaken(): ApiError {
+  return ApiError.single(422, "invalid attribute", "Key has already been taken", { pointer: "/data/attributes/key" });
 }

@@ -1,0 +1,207 @@
+import { posix } from "node:path";
+import { enforcementLevelsByKind, type PolicyKind } from "../contract/policies";
+import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
+import { decodeUtf8, importsOf } from "./sentinel";
+
+/**
+ * A policy-set folder as a versioned policy set holds it: read the way the service reads an uploaded version (or a
+ * version-control checkout), not the way the policies API would. Modules, static imports, parameters, Rego shared
+ * across files and remote sources are all fine here; what fails is what would make the service's version
+ * `errored`. One reading for both sides: the local server ingests uploads with it, and `PolicySet` checks its folder
+ * with it at preview, so the two cannot disagree.
+ */
+
+/** The folder's files by path relative to its root, `/`-separated (`modules/tfplan-functions.sentinel`). */
+export type FolderFiles = ReadonlyMap<string, Uint8Array>;
+
+const kindLabel: Record<PolicyKind, string> = { sentinel: "a Sentinel", opa: "an OPA" };
+
+export const configFileOfKind: Record<PolicyKind, string> = { sentinel: "sentinel.hcl", opa: "policies.hcl" };
+
+/** What a Sentinel policy may import without the folder declaring it: the runtime's own imports. */
+const standardSentinelImports = new Set([
+  "base64",
+  "collection",
+  "collection/lists",
+  "collection/maps",
+  "decimal",
+  "http",
+  "json",
+  "runtime",
+  "sockaddr",
+  "strings",
+  "time",
+  "types",
+  "units",
+  "uuid",
+  "version",
+  "tfconfig",
+  "tfconfig/v2",
+  "tfplan",
+  "tfplan/v2",
+  "tfrun",
+  "tfstate",
+  "tfstate/v2",
+]);
+
+export interface PolicySetFolderSummary {
+  /** Each policy block's label and level: what a later change is compared with to see a weakening. */
+  policies: Record<string, string>;
+  /** The `param` blocks: names, and whether a default is given. */
+  params: Record<string, { hasDefault: boolean }>;
+}
+
+export class PolicySetFolderError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join("\n"));
+    this.name = "PolicySetFolderError";
+  }
+}
+
+/** A `source` that the service fetches itself (a URL, a go-getter address), rather than a file of the folder. */
+export function isRemoteSource(source: string): boolean {
+  return /^[A-Za-z][A-Za-z0-9+.-]*::|^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(source);
+}
+
+/**
+ * Reads the folder as a set of `kind` would: the configuration file, each local file it names, each policy's
+ * imports. Throws {@link PolicySetFolderError} with every problem, each naming the file, line and block.
+ */
+export async function readPolicySetFolder(files: FolderFiles, kind: PolicyKind): Promise<PolicySetFolderSummary> {
+  const configName = configFileOfKind[kind];
+  const otherKind: PolicyKind = kind === "sentinel" ? "opa" : "sentinel";
+  const configBytes = files.get(configName);
+  if (!configBytes) {
+    const other = files.has(configFileOfKind[otherKind])
+      ? `; it has ${configFileOfKind[otherKind]}, the file of ${kindLabel[otherKind]} set: set kind to "${otherKind}"`
+      : "";
+    throw new PolicySetFolderError([
+      `no ${configName} at the root of the folder, which ${kindLabel[kind]} set reads${other}`,
+    ]);
+  }
+  const text = decodeUtf8(configBytes);
+  if (text === undefined) throw new PolicySetFolderError([`${configName} is not valid UTF-8: save it as UTF-8`]);
+  let blocks: HclBlock[];
+  try {
+    blocks = await parseBlocks(configName, text);
+  } catch (error) {
+    throw new PolicySetFolderError([(error as Error).message]);
+  }
+  const reader = new ConfigReader(files, kind, configName, text);
+  const summary = reader.read(blocks);
+  if (reader.problems.length > 0) throw new PolicySetFolderError(reader.problems);
+  return summary;
+}
+
+class ConfigReader {
+  readonly problems: string[] = [];
+
+  constructor(
+    private readonly files: FolderFiles,
+    private readonly kind: PolicyKind,
+    private readonly configName: string,
+    private readonly text: string,
+  ) {}
+
+  private at(block: HclBlock, attribute?: string): string {
+    const line = lineOf(this.text, block, attribute);
+    return `${this.configName}${line ? `:${line}` : ""}: ${blockAddress(block)}`;
+  }
+
+  read(blocks: HclBlock[]): PolicySetFolderSummary {
+    const summary: PolicySetFolderSummary = { policies: {}, params: {} };
+    const declaredImports = new Set<string>();
+    const sentinelPolicies: { block: HclBlock; file: string }[] = [];
+    for (const block of blocks) {
+      const label = block.labels[0];
+      if (block.type === "policy" && label !== undefined) {
+        if (label in summary.policies) {
+          this.problems.push(`${this.at(block)}: declared twice: each policy label may appear once`);
+          continue;
+        }
+        summary.policies[label] = this.level(block);
+        if (this.kind === "opa")
+          this.requireString(block, "query", "name the rule to evaluate, e.g. data.terraform.deny");
+        else {
+          const file = this.localFile(block, this.optionalString(block, "source") ?? `./${label}.sentinel`);
+          if (file) sentinelPolicies.push({ block, file });
+        }
+      } else if (this.kind === "sentinel" && block.type === "module" && label !== undefined) {
+        declaredImports.add(label);
+        this.localFile(block, this.requireString(block, "source", "give the module's file"));
+      } else if (this.kind === "sentinel" && block.type === "import" && block.labels[1] !== undefined) {
+        declaredImports.add(block.labels[1]);
+        const source = this.optionalString(block, "source");
+        // A plugin may name a binary the service provides; a static import always names data of the folder.
+        if (source !== undefined || label === "static") {
+          this.localFile(block, source ?? this.requireString(block, "source", "give the data file"));
+        }
+      } else if (this.kind === "sentinel" && block.type === "param" && label !== undefined) {
+        summary.params[label] = { hasDefault: "default" in block.body };
+      }
+    }
+    for (const { block, file } of sentinelPolicies) this.checkImports(block, file, declaredImports);
+    return summary;
+  }
+
+  private level(block: HclBlock): string {
+    const level = this.optionalString(block, "enforcement_level") ?? "advisory";
+    const levels: readonly string[] = enforcementLevelsByKind[this.kind];
+    if (!levels.includes(level)) {
+      this.problems.push(
+        `${this.at(block, "enforcement_level")}: enforcement level "${level}" is not one of ${this.kind}'s: ${levels.join(", ")}`,
+      );
+    }
+    return level;
+  }
+
+  private optionalString(block: HclBlock, attribute: string): string | undefined {
+    const value = literalString(block, attribute);
+    if (typeof value !== "object") return value;
+    this.problems.push(`${this.at(block, attribute)}: ${value.problem}`);
+    return undefined;
+  }
+
+  private requireString(block: HclBlock, attribute: string, fix: string): string | undefined {
+    const value = this.optionalString(block, attribute);
+    if (value === undefined && !(attribute in block.body)) {
+      this.problems.push(`${this.at(block)}: ${attribute} is missing: ${fix}`);
+    }
+    return value;
+  }
+
+  /** The folder's file a local `source` names; remote sources are the service's to fetch and pass unread. */
+  private localFile(block: HclBlock, source: string | undefined): string | undefined {
+    if (source === undefined || isRemoteSource(source)) return undefined;
+    const path = posix.normalize(source.replace(/\\/g, "/"));
+    if (posix.isAbsolute(path) || path === ".." || path.startsWith("../")) {
+      this.problems.push(
+        `${this.at(block, "source")}: ${source} leaves the folder, and a version holds only the folder: copy the ` +
+          "file in, or link it from inside the folder (links are followed when the folder is packed)",
+      );
+      return undefined;
+    }
+    if (!this.files.has(path)) {
+      this.problems.push(`${this.at(block, "source")}: ${source} is not in the folder: fix the path, or add the file`);
+      return undefined;
+    }
+    return path;
+  }
+
+  /** Every import of the policy is the runtime's own or one the configuration declares. */
+  private checkImports(block: HclBlock, file: string, declared: Set<string>): void {
+    const code = decodeUtf8(this.files.get(file) as Uint8Array);
+    if (code === undefined) {
+      this.problems.push(`${this.at(block)}: ${file} is not valid UTF-8: save it as UTF-8`);
+      return;
+    }
+    for (const { name, line } of importsOf(code)) {
+      if (!declared.has(name) && !standardSentinelImports.has(name)) {
+        this.problems.push(
+          `${this.at(block)}: ${file}:${line} imports "${name}", which is no Sentinel import and which ` +
+            `${this.configName} does not declare: add a module or import block for it, or fix the name`,
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,27 @@
+import { ArchiveError, unpackArchive } from "../policy-code/archive";
+import { PolicySetFolderError, readPolicySetFolder } from "../policy-code/policy-set-folder";
+import type { Storage } from "./storage";
+
+/**
+ * Reads an uploaded version's folder as the service does and settles it: `ready` (it becomes its set's current
+ * version) or `errored` with the reason, naming the file. Remote `source` addresses are accepted and not fetched:
+ * this server reaches no network, and the service fetches them when it evaluates, not when it ingests.
+ */
+export async function ingestVersion(storage: Storage, versionId: string): Promise<void> {
+  const version = storage.version(versionId);
+  const archive = storage.archive(versionId);
+  const policySet = version && storage.policySet(version.policySetId);
+  if (version?.status !== "ingressing" || !archive || !policySet) return;
+  try {
+    await readPolicySetFolder(await unpackArchive(archive), policySet.kind);
+    storage.finishVersion(versionId, { status: "ready" });
+  } catch (error) {
+    if (!(error instanceof PolicySetFolderError || error instanceof ArchiveError)) throw error;
+    storage.finishVersion(versionId, { status: "errored", errorMessage: error.message });
+  }
+}
+
+/** Versions a killed server left ingressing: their archives are stored, so they are read again at start. */
+export async function resumeIngress(storage: Storage): Promise<void> {
+  for (const versionId of storage.ingressingVersions()) await ingestVersion(storage, versionId);
+}
