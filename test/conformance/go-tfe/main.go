@@ -3,7 +3,8 @@
 // request helper. It prints one table row per call and exits 1 when any call did not behave as the service does.
 //
 // Configuration is go-tfe's own (TFE_ADDRESS, TFE_TOKEN) and Go's own (SSL_CERT_FILE to trust a certificate),
-// plus CONFORMANCE_ORGANIZATION, CONFORMANCE_MODULE ("name/provider/version", a version not deprecated yet) and
+// plus CONFORMANCE_ORGANIZATION, CONFORMANCE_MODULE ("name/provider/version", a version not deprecated yet),
+// CONFORMANCE_POLICY_SET, CONFORMANCE_WORKSPACE and CONFORMANCE_PROJECT (a seeded set, workspace and project) and
 // CONFORMANCE_RATE_LIMIT (the server's enforced limit per second; empty for none).
 package main
 
@@ -91,6 +92,7 @@ func main() {
 	if err == nil {
 		s.rateLimitHeader(os.Getenv("CONFORMANCE_RATE_LIMIT"))
 		s.policies()
+		s.policySets(fmt.Sprintf("%d", time.Now().UnixNano()))
 		s.registry(module[0], module[1], module[2])
 		s.discovery()
 	}
