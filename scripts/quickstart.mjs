@@ -115,6 +115,7 @@ try {
   await pulumi(["config", "set", "--stack", stack, "quickstart:baselinePolicySetId", seed.policySets[0].id], {
     quiet: true,
   });
+  await pulumi(["config", "set", "--stack", stack, "quickstart:workspaceId", seed.workspaces[0].id], { quiet: true });
   // Arguments after `npm run quickstart --` go to `pulumi up` (e.g. `--diff`, or `-v=9 --logflow --logtostderr`).
   await pulumi(["up", "--yes", "--stack", stack, ...process.argv.slice(2)]);
 
@@ -130,6 +131,13 @@ try {
     console.log(
       `  policy ${policy.name.padEnd(26)} ${policy.kind.padEnd(8)} ${String(policy.enforcementLevel).padEnd(15)} ` +
         `${code.byteLength} bytes of code, in ${policy.policySetCount} policy set(s)  [${policy.id}]`,
+    );
+  }
+  for await (const set of client.policySets.listAll("acme", { versioned: true })) {
+    const version = set.currentVersionId ? await client.policySets.readVersion(set.currentVersionId) : undefined;
+    console.log(
+      `  policy set ${set.name.padEnd(22)} ${set.kind.padEnd(8)} version ${version?.status ?? "none"}, ` +
+        `on ${set.workspaceIds.length} workspace(s)  [${set.id}]`,
     );
   }
   for (const version of await client.registry.listModuleVersions({ namespace: "acme", name: "vpc", provider: "aws" })) {

@@ -30,3 +30,4 @@ export {
 } from "./resources/module-version-deprecation";
 export { Policy, type PolicyArgs } from "./resources/policy";
 export { PolicyFolder, type PolicyFolderArgs, type PolicyOverride } from "./resources/policy-folder";
+export { PolicySet, type PolicySetArgs } from "./resources/policy-set";

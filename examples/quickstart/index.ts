@@ -1,10 +1,12 @@
 import * as pulumi from "@pulumi/pulumi";
-import { ModuleVersionDeprecation, Policy } from "pulumi-tfe-governance";
+import { ModuleVersionDeprecation, Policy, PolicySet } from "pulumi-tfe-governance";
 
 // Credentials and organization come from stack config (tfe:token as a secret, tfe:organization, tfe:hostname
 // or tfe:address) or the environment (TFE_TOKEN, TFE_ORGANIZATION, TFE_HOSTNAME). See README.md.
 const config = new pulumi.Config("quickstart");
 const baselinePolicySet = config.get("baselinePolicySetId");
+// The workspace the two policy sets apply to; left out, they are declared and apply nowhere yet.
+const workspaceIds = config.get("workspaceId") ? [config.require("workspaceId")] : [];
 
 const requireTags = new Policy("require-tags", {
   description: "Every resource carries an `owner` and a `cost-center` tag.",
@@ -35,6 +37,25 @@ const vpcDeprecation = new ModuleVersionDeprecation("vpc-aws-1.0.0", {
   link: "https://example.com/platform/modules/vpc/upgrade-to-1.1",
 });
 
+// Two folders uploaded whole, as the service reads them from version control: a Sentinel set with a module, a
+// static import and a parameter, and an OPA set whose Rego shares a package across files.
+const sentinelBaseline = new PolicySet("sentinel-baseline", {
+  description: "Instance counts and regions, with shared plan functions.",
+  directory: "policy-sets/sentinel-baseline",
+  workspaceIds,
+  parameters: { max_instances: "10" },
+});
+
+const opaNetwork = new PolicySet("opa-network", {
+  description: "No ingress from everywhere; flow logs on every VPC.",
+  directory: "policy-sets/opa-network",
+  workspaceIds,
+});
+
+export const policySets = {
+  sentinelBaseline: { id: sentinelBaseline.policySetId, version: sentinelBaseline.currentVersionId },
+  opaNetwork: { id: opaNetwork.policySetId, version: opaNetwork.currentVersionId },
+};
 export const policies = {
   requireTags: { id: requireTags.policyId, level: requireTags.enforcementLevel, codeHash: requireTags.codeHash },
   restrictInstanceTypes: { id: restrictInstanceTypes.policyId, level: restrictInstanceTypes.enforcementLevel },

@@ -18,6 +18,11 @@ import { maxNameLength } from "./limits";
 export const policyKinds = ["sentinel", "opa"] as const;
 export type PolicyKind = (typeof policyKinds)[number];
 
+/** "a Sentinel" or "an OPA", for messages: `a Sentinel set`, `an OPA policy`. */
+export function kindPhrase(kind: PolicyKind): string {
+  return kind === "opa" ? "an OPA" : "a Sentinel";
+}
+
 export const enforcementLevelsByKind = {
   sentinel: ["hard-mandatory", "soft-mandatory", "advisory"],
   opa: ["mandatory", "advisory"],

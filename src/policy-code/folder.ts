@@ -3,6 +3,7 @@ import { basename, join, relative, resolve } from "node:path";
 import { enforcementLevelsByKind, maxPolicyCodeBytes, type PolicyKind, policyNamePattern } from "../contract/policies";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
 import { Opa, OpaError, type OpaProblem, type RegoModule, type RegoVersion } from "./opa";
+import { isRemoteSource } from "./policy-set-folder";
 import { decodeUtf8, definesMain, importsOf, sentinelFmtCheck } from "./sentinel";
 
 /**
@@ -108,6 +109,13 @@ export async function readPolicyFolder(
       reader.notes.push(`${file} is not read: the service reads only ${configFiles[kind]} of a policy set`);
     }
   }
+  if (reader.needsVersionedSet) {
+    reader.problems.push(
+      `or declare the folder as a PolicySet ({ directory: ${JSON.stringify(directory)} }): it uploads the folder whole, ` +
+        "as the service reads it from version control, where modules, imports, parameters, Rego shared across " +
+        "files and remote sources all work (docs/policy-sets.md)",
+    );
+  }
   if (reader.problems.length > 0) throw new PolicyFolderError(shownConfig, reader.problems);
   return {
     kind,
@@ -147,6 +155,8 @@ class FolderReader {
   readonly notes: string[] = [];
   readonly warnings: string[] = [];
   opa: Opa | undefined;
+  /** Whether a problem is one that only a versioned set (the folder uploaded whole) can carry. */
+  needsVersionedSet = false;
   private readonly configName: string;
   private readonly regoVersion: RegoVersion;
   private readonly overrides: Record<string, PolicyOverride>;
@@ -160,6 +170,12 @@ class FolderReader {
     this.configName = configFiles[kind];
     this.regoVersion = options.regoVersion ?? "v1";
     this.overrides = options.overrides ?? {};
+  }
+
+  /** A problem the policies API cannot carry and an uploaded folder can. */
+  private versionedOnly(problem: string): void {
+    this.needsVersionedSet = true;
+    this.problems.push(problem);
   }
 
   /** Where a block (or one of its attributes) is, for messages: `policies.hcl:7: policy "x"`. */
@@ -191,7 +207,7 @@ class FolderReader {
       } else if (this.kind === "sentinel" && cliOnlyBlocks.includes(block.type)) {
         this.notes.push(`${address} is not sent: it configures the Sentinel CLI (sentinel apply, sentinel test) only`);
       } else if (this.kind === "sentinel" && unsupportedBlockFixes[group]) {
-        this.problems.push(`${this.at(block)}: ${unsupportedBlockFixes[group]}`);
+        this.versionedOnly(`${this.at(block)}: ${unsupportedBlockFixes[group]}`);
       } else {
         this.problems.push(
           `${this.at(block)}: not a block of ${this.configName} this library knows (${this.kind === "opa" ? "policy" : "policy, module, import, param, mock, test"}): ` +
@@ -238,11 +254,13 @@ class FolderReader {
         attribute === "params"
           ? "the policies API takes no parameter values: give the parameters defaults in the policy (param x default ...) or set them on the policy set, then remove params"
           : `${this.configName} policies take ${policyAttributes[this.kind].join(", ")}: remove it`;
-      this.problems.push(`${this.at(block, attribute)}: ${attribute} is not supported: ${fix}`);
+      const problem = `${this.at(block, attribute)}: ${attribute} is not supported: ${fix}`;
+      if (attribute === "params") this.versionedOnly(problem);
+      else this.problems.push(problem);
     }
     const name = override.name ?? label;
     if (!policyNamePattern.test(name)) {
-      this.problems.push(
+      this.versionedOnly(
         `${this.at(block)}: "${name}" is not a valid policy name (letters, digits, '-' and '_' only): rename the block, ` +
           `or set overrides: { ${JSON.stringify(label)}: { name: "${name.replace(/[^A-Za-z0-9_-]+/g, "-")}" } }`,
       );
@@ -284,8 +302,8 @@ class FolderReader {
   private sentinelSource(block: HclBlock): string {
     const label = block.labels[0] as string;
     const source = this.stringAttribute(block, "source") ?? `./${label}.sentinel`;
-    if (/^[A-Za-z][A-Za-z0-9+.-]*::|^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(source)) {
-      this.problems.push(
+    if (isRemoteSource(source)) {
+      this.versionedOnly(
         `${this.at(block, "source")}: source ${source} is remote, and the policies API takes the code itself: ` +
           "download the file into the folder and set source to its path",
       );
@@ -324,7 +342,7 @@ class FolderReader {
         for (const { name, line } of importsOf(code)) {
           const declared = imports.get(name);
           if (declared) {
-            this.problems.push(
+            this.versionedOnly(
               `${this.at(block)}: ${shown}:${line} imports "${name}", which ${this.configName} declares as ${blockAddress(declared)}; ` +
                 "the policies API holds one file per policy and cannot deliver it: copy what the policy uses into it",
             );
@@ -433,7 +451,7 @@ class FolderReader {
       return undefined;
     }
     if (files.length > 1) {
-      this.problems.push(
+      this.versionedOnly(
         `${this.at(block, "query")}: package data.${best.join(".")} is split over ${files.sort().join(", ")}, and ` +
           "the policies API holds one file per policy: merge them into one file",
       );
@@ -473,7 +491,7 @@ class FolderReader {
       }
     }
     if (needed.size > 0) {
-      this.problems.push(
+      this.versionedOnly(
         `${this.at(block)}: ${file} uses ${[...needed].sort().join(", ")}, but the policies API holds one file per ` +
           `policy, so it would not be there: copy what ${basename(file)} uses into it`,
       );

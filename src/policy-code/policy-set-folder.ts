@@ -1,5 +1,5 @@
 import { posix } from "node:path";
-import { enforcementLevelsByKind, type PolicyKind } from "../contract/policies";
+import { enforcementLevelsByKind, kindPhrase, type PolicyKind } from "../contract/policies";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
 import { decodeUtf8, importsOf } from "./sentinel";
 
@@ -13,8 +13,6 @@ import { decodeUtf8, importsOf } from "./sentinel";
 
 /** The folder's files by path relative to its root, `/`-separated (`modules/tfplan-functions.sentinel`). */
 export type FolderFiles = ReadonlyMap<string, Uint8Array>;
-
-const kindLabel: Record<PolicyKind, string> = { sentinel: "a Sentinel", opa: "an OPA" };
 
 export const configFileOfKind: Record<PolicyKind, string> = { sentinel: "sentinel.hcl", opa: "policies.hcl" };
 
@@ -47,8 +45,8 @@ const standardSentinelImports = new Set([
 export interface PolicySetFolderSummary {
   /** Each policy block's label and level: what a later change is compared with to see a weakening. */
   policies: Record<string, string>;
-  /** The `param` blocks: names, and whether a default is given. */
-  params: Record<string, { hasDefault: boolean }>;
+  /** The names of the `param` blocks: the parameters the folder's configuration knows. */
+  params: string[];
 }
 
 export class PolicySetFolderError extends Error {
@@ -73,10 +71,10 @@ export async function readPolicySetFolder(files: FolderFiles, kind: PolicyKind):
   const configBytes = files.get(configName);
   if (!configBytes) {
     const other = files.has(configFileOfKind[otherKind])
-      ? `; it has ${configFileOfKind[otherKind]}, the file of ${kindLabel[otherKind]} set: set kind to "${otherKind}"`
+      ? `; it has ${configFileOfKind[otherKind]}, the file of ${kindPhrase(otherKind)} set: set kind to "${otherKind}"`
       : "";
     throw new PolicySetFolderError([
-      `no ${configName} at the root of the folder, which ${kindLabel[kind]} set reads${other}`,
+      `no ${configName} at the root of the folder, which ${kindPhrase(kind)} set reads${other}`,
     ]);
   }
   const text = decodeUtf8(configBytes);
@@ -109,7 +107,7 @@ class ConfigReader {
   }
 
   read(blocks: HclBlock[]): PolicySetFolderSummary {
-    const summary: PolicySetFolderSummary = { policies: {}, params: {} };
+    const summary: PolicySetFolderSummary = { policies: {}, params: [] };
     const declaredImports = new Set<string>();
     const sentinelPolicies: { block: HclBlock; file: string }[] = [];
     for (const block of blocks) {
@@ -137,7 +135,7 @@ class ConfigReader {
           this.localFile(block, source ?? this.requireString(block, "source", "give the data file"));
         }
       } else if (this.kind === "sentinel" && block.type === "param" && label !== undefined) {
-        summary.params[label] = { hasDefault: "default" in block.body };
+        summary.params.push(label);
       }
     }
     for (const { block, file } of sentinelPolicies) this.checkImports(block, file, declaredImports);

@@ -24,18 +24,14 @@ export class PolicyFolderManifestProvider extends ContextProvider implements pul
     if (!previous.policies || previous.kind !== inputs.kind) return { inputs };
     const weakenings = folderWeakenings(inputs.kind, previous.policies, inputs.policies);
     if (weakenings.length === 0) return { inputs };
-    const list = weakenings.join("; ");
-    if (inputs.allowWeakening || this.context.allowWeakening) {
-      console.error(`warning: the policy folder's change weakens governance (allowed by allowWeakening): ${list}`);
-      return { inputs };
-    }
-    const failure: CheckFailure = {
+    const failures: CheckFailure[] = [];
+    this.context.refuseWeakeningUnlessAllowed(failures, {
       property: "policies",
-      reason:
-        `the policy folder's change weakens governance: ${list}. If that is intended, set allowWeakening: true on ` +
-        'the PolicyFolder, or run "pulumi config set tfe:allowWeakening true" to allow it for the whole stack',
-    };
-    return { inputs, failures: [failure] };
+      change: `the policy folder's change weakens governance: ${weakenings.join("; ")}`,
+      allowedOnResource: inputs.allowWeakening,
+      resource: "the PolicyFolder",
+    });
+    return { inputs, failures };
   }
 
   async diff(_id: string, olds: PolicyFolderManifestInputs, news: PolicyFolderManifestInputs) {

@@ -272,15 +272,12 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     change: string,
     inputs: Record<string, unknown>,
   ) {
-    if (inputs.allowWeakening === true || this.context.allowWeakening) {
-      console.error(`warning: ${change} (allowed by allowWeakening)`);
-      return;
-    }
-    failures.push({
+    this.context.refuseWeakeningUnlessAllowed(failures, {
       property,
-      reason:
-        `${property}: ${change}. If that is intended, set allowWeakening: true on the resource, or run ` +
-        '"pulumi config set tfe:allowWeakening true" to allow it for the whole stack',
+      change,
+      allowedOnResource: inputs.allowWeakening === true,
+      resource: "the resource",
+      prefix: `${property}: `,
     });
   }
 

@@ -39,6 +39,27 @@ export class ProviderContext {
     return this.stackConfig?.get("allowWeakening") === "true";
   }
 
+  /**
+   * A change that weakens governance: refused at preview with how to allow it, or, where `allowWeakening` is set on
+   * the resource or the stack, let through with a warning on the provider's output, which Pulumi shows with it.
+   */
+  refuseWeakeningUnlessAllowed(
+    failures: CheckFailure[],
+    weakening: { property: string; change: string; allowedOnResource: boolean; resource: string; prefix?: string },
+  ): void {
+    const { property, change, allowedOnResource, resource, prefix = "" } = weakening;
+    if (allowedOnResource || this.allowWeakening) {
+      console.error(`warning: ${change} (allowed by allowWeakening)`);
+      return;
+    }
+    failures.push({
+      property,
+      reason:
+        `${prefix}${change}. If that is intended, set allowWeakening: true on ${resource}, or run ` +
+        '"pulumi config set tfe:allowWeakening true" to allow it for the whole stack',
+    });
+  }
+
   /** Whether a create of this operation adopted `id`: then it is another resource's now, not to be deleted. */
   adoptedThisOperation(id: string): boolean {
     return this.claimed.get(id) === "adopted";
@@ -197,7 +218,15 @@ export function changedProperties<K extends string>(
   return keys.filter((key) => isUnknown(news[key]) || !sameValue(olds[key], news[key]));
 }
 
-/** `a` and `b` hold the same value, treating `undefined` and `null` alike. */
+/**
+ * `a` and `b` hold the same value, treating `undefined` and `null` alike, and objects alike whatever the order of
+ * their keys: the engine hands back objects from state with their keys sorted, a program has them in its own order.
+ */
 export function sameValue(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  return JSON.stringify(a ?? null, sortedKeys) === JSON.stringify(b ?? null, sortedKeys);
+}
+
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -6,6 +6,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";
 import { PolicyFolderManifestProvider } from "./policy-folder-manifest";
+import { PolicySetProvider } from "./policy-set";
 import { type ProviderContext, withRecordedConfigAdvice } from "./provider-context";
 import type { ProviderType } from "./shim";
 
@@ -13,4 +14,5 @@ export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & {
   Policy: withRecordedConfigAdvice(new PolicyProvider()),
   ModuleVersionDeprecation: withRecordedConfigAdvice(new ModuleVersionDeprecationProvider()),
   PolicyFolderManifest: new PolicyFolderManifestProvider(),
+  PolicySet: withRecordedConfigAdvice(new PolicySetProvider()),
 };

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 
 /** Resource types whose provider implementation `pulumi-tfe-governance/providers` exports. */
-export type ProviderType = "Policy" | "ModuleVersionDeprecation" | "PolicyFolderManifest";
+export type ProviderType = "Policy" | "ModuleVersionDeprecation" | "PolicyFolderManifest" | "PolicySet";
 
 /**
  * The provider Pulumi keeps in every resource's state (`__provider`, in inputs and outputs alike): the engine's

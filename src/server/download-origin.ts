@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { maxPolicySetArchiveBytes } from "../contract/policy-sets";
 import { ArchiveError, unpackArchive } from "../policy-code/archive";
 import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
+import type { FaultInjector } from "./faults";
 import { ingestVersion } from "./policy-set-ingress";
 import type { RequestLog } from "./request-log";
 import type { Storage } from "./storage";
@@ -73,6 +74,7 @@ export function buildDownloadOrigin(
   storage: Storage,
   signer: UrlSigner,
   log: RequestLog,
+  faults: FaultInjector,
   tls?: TlsCredentials,
 ): FastifyInstance {
   // Routes of this origin take no token: the signed URL is the credential.
@@ -115,7 +117,7 @@ export function buildDownloadOrigin(
       return reply.type("application/octet-stream").send(Buffer.from(code.buffer, code.byteOffset, code.byteLength));
     },
   );
-  registerVersionUploadRoute(app, storage, signer);
+  registerVersionUploadRoute(app, storage, signer, faults);
   return app;
 }
 
@@ -126,7 +128,12 @@ export function buildDownloadOrigin(
  * answer 422 and the version is errored with the same reason. A stored archive is read as a folder right after
  * the answer, as the service does: the version is `ingressing` until it is `ready` or `errored`.
  */
-function registerVersionUploadRoute(app: FastifyInstance, storage: Storage, signer: UrlSigner): void {
+function registerVersionUploadRoute(
+  app: FastifyInstance,
+  storage: Storage,
+  signer: UrlSigner,
+  faults: FaultInjector,
+): void {
   app.addContentTypeParser(
     "application/octet-stream",
     { parseAs: "buffer", bodyLimit: maxPolicySetArchiveBytes },
@@ -163,7 +170,7 @@ function registerVersionUploadRoute(app: FastifyInstance, storage: Storage, sign
       if (!storage.storeArchive(versionId, archive)) {
         throw ApiError.single(409, "conflict", "The version took another upload meanwhile.");
       }
-      setImmediate(() => void ingestVersion(storage, versionId));
+      setImmediate(() => void ingestVersion(storage, versionId, faults));
       return reply.code(200).send();
     },
   );

@@ -2,6 +2,9 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { invalidDocument, issueMessages } from "./errors";
 
+/** The pseudo-route of reading an uploaded policy set version. */
+export const ingressRoute = "INGRESS /policy-set-versions";
+
 const faultRule = z
   .strictObject({
     /** `"<METHOD> <route pattern>"` as registered, e.g. `"POST /api/v2/organizations/:organization/policies"`, or `"*"`. */
@@ -15,9 +18,19 @@ const faultRule = z
     times: z.number().int().min(1).optional(),
     /** Let the handler run (and change data) first, then fail the response: a lost answer, not a lost request. */
     afterHandler: z.boolean().default(false),
+    /**
+     * With route `"INGRESS /policy-set-versions"`: the next uploaded versions are errored with this message, as the
+     * service errors on a folder for reasons a client cannot check (its runtime, its own limits).
+     */
+    versionError: z.string().min(1).optional(),
   })
-  .refine((rule) => rule.status !== undefined || rule.reset || rule.latencyMs !== undefined, {
-    message: "needs status, reset or latencyMs",
+  .refine(
+    (rule) =>
+      rule.status !== undefined || rule.reset || rule.latencyMs !== undefined || rule.versionError !== undefined,
+    { message: "needs status, reset, latencyMs or versionError" },
+  )
+  .refine((rule) => (rule.versionError !== undefined) === (rule.route === ingressRoute), {
+    message: `versionError goes with route "INGRESS /policy-set-versions", and only there`,
   })
   .refine((rule) => !(rule.status !== undefined && rule.reset), { message: "takes status or reset, not both" });
 
@@ -32,6 +45,7 @@ export interface Fault {
   status: number | undefined;
   reset: boolean;
   latencyMs: number;
+  versionError?: string | undefined;
 }
 
 /** Reads a fault plan given inline (JSON text starting with `[` or `{`) or as the path of a JSON file. */
@@ -78,10 +92,16 @@ export class FaultInjector {
     for (const rule of this.rules) {
       if (rule.afterHandler !== afterHandler) continue;
       if (rule.route !== "*" && rule.route !== route) continue;
+      if (rule.route === "*" && route === ingressRoute) continue;
       if (rule.times !== undefined && rule.hits >= rule.times) continue;
       if (this.random() >= rule.share) continue;
       rule.hits++;
-      return { status: rule.status, reset: rule.reset ?? false, latencyMs: rule.latencyMs ?? 0 };
+      return {
+        status: rule.status,
+        reset: rule.reset ?? false,
+        latencyMs: rule.latencyMs ?? 0,
+        versionError: rule.versionError,
+      };
     }
     return undefined;
   }

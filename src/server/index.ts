@@ -110,7 +110,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     version: libraryVersion,
     tls,
   });
-  const downloads = buildDownloadOrigin(storage, signer, log, tls);
+  const downloads = buildDownloadOrigin(storage, signer, log, faults, tls);
   const originOf = (hostname: string, port: number) =>
     `${tls ? "https" : "http"}://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
   try {

@@ -1,5 +1,6 @@
 import { ArchiveError, unpackArchive } from "../policy-code/archive";
 import { PolicySetFolderError, readPolicySetFolder } from "../policy-code/policy-set-folder";
+import { type FaultInjector, ingressRoute } from "./faults";
 import type { Storage } from "./storage";
 
 /**
@@ -7,11 +8,17 @@ import type { Storage } from "./storage";
  * version) or `errored` with the reason, naming the file. Remote `source` addresses are accepted and not fetched:
  * this server reaches no network, and the service fetches them when it evaluates, not when it ingests.
  */
-export async function ingestVersion(storage: Storage, versionId: string): Promise<void> {
+export async function ingestVersion(storage: Storage, versionId: string, faults?: FaultInjector): Promise<void> {
   const version = storage.version(versionId);
   const archive = storage.archive(versionId);
   const policySet = version && storage.policySet(version.policySetId);
   if (version?.status !== "ingressing" || !archive || !policySet) return;
+  const [method, route] = ingressRoute.split(" ") as [string, string];
+  const injected = faults?.pick(method, route, false)?.versionError;
+  if (injected) {
+    storage.finishVersion(versionId, { status: "errored", errorMessage: injected });
+    return;
+  }
   try {
     await readPolicySetFolder(await unpackArchive(archive), policySet.kind);
     storage.finishVersion(versionId, { status: "ready" });

@@ -12,6 +12,7 @@ import { changeSummary, PulumiProject } from "./pulumi-project";
 
 const token = "e2e-folder-token-0123456789";
 const organization = "acme";
+/** An OPA set: the folders this suite deploys into it are OPA folders, and a set holds one kind. */
 const policySetId = "polset-e2eFolders001";
 const repoRoot = join(__dirname, "..", "..");
 
@@ -73,7 +74,7 @@ describe("PolicyFolder under the real engine", () => {
   };
 
   beforeAll(async () => {
-    server = await startSeededServer({ organization, token, policySetId });
+    server = await startSeededServer({ organization, token, opaPolicySetId: policySetId });
     client = new TfeClient({ address: server.url, token, rateLimit: false });
     project = await PulumiProject.create({
       name: "tfe-governance-folder-e2e",
@@ -209,7 +210,7 @@ describe("examples/policy-folders under the real engine", () => {
   let project: PulumiProject;
 
   beforeAll(async () => {
-    server = await startSeededServer({ organization, token, policySetId });
+    server = await startSeededServer({ organization, token });
     client = new TfeClient({ address: server.url, token, rateLimit: false });
     // As the quickstart runs its TypeScript program: transpiled only (the typecheck is npm test's own step).
     process.env.PULUMI_NODEJS_TRANSPILE_ONLY = "true";

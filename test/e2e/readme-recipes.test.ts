@@ -144,9 +144,11 @@ describe("README recipes, each in a fresh directory", () => {
     recipe = substitute(recipe, "<your API token>", token);
     recipe = substitute(recipe, "<your organization>", organization);
     recipe = substitute(recipe, "https://app.terraform.io ", `${server.url} `);
-    const optional = recipe.split("\n").filter((line) => line.includes("quickstart:baselinePolicySetId polset-"));
-    expect(optional).toHaveLength(1);
-    recipe = substitute(recipe, `${optional[0]}\n`, "");
+    const optional = recipe
+      .split("\n")
+      .filter((line) => /quickstart:baselinePolicySetId polset-|quickstart:workspaceId ws-/.test(line));
+    expect(optional).toHaveLength(2);
+    for (const line of optional) recipe = substitute(recipe, `${line}\n`, "");
     await mkdir(join(base, "backend"));
 
     const output = await script(
@@ -159,7 +161,7 @@ describe("README recipes, each in a fresh directory", () => {
         PULUMI_SKIP_CONFIRMATIONS: "true",
       }),
     );
-    expect(output).toMatch(/\+ 5 created/);
+    expect(output).toMatch(/\+ 7 created/);
     expect(output).not.toMatch(/TS2209|QuickstartBase1/);
 
     const held = await policies();

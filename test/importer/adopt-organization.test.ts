@@ -19,7 +19,9 @@ const repoRoot = resolve(__dirname, "..", "..");
 const bin = join(repoRoot, "dist", "cli", "tfe-governance.js");
 const organization = "acme";
 const token = "adopt-organization-token-01";
-const policySets = ["polset-adoptA0000001", "polset-adoptB0000001", "polset-adoptC0000001"];
+const sentinelSets = ["polset-adoptA0000001", "polset-adoptB0000001", "polset-adoptC0000001"];
+/** A set holds policies of one kind: OPA policies join sets of their own. */
+const opaSets = ["polset-adoptOpaA00001", "polset-adoptOpaB00001", "polset-adoptOpaC00001"];
 const policyCount = 150;
 
 /**
@@ -40,7 +42,8 @@ interface SeededPolicy extends CreatePolicyOptions {
 function seededPolicy(index: number): SeededPolicy {
   const name = awkwardNames[index] ?? `policy-${String(index).padStart(3, "0")}`;
   const opa = index % 3 === 2;
-  const sets = [[], [policySets[0]!], [policySets[1]!], [policySets[0]!, policySets[2]!]][index % 4]!;
+  const kindSets = opa ? opaSets : sentinelSets;
+  const sets = [[], [kindSets[0]!], [kindSets[1]!], [kindSets[0]!, kindSets[2]!]][index % 4]!;
   const descriptions = [
     ...[null, `Policy ${index}`, `Says "why" \\ ${"${"}and more}\non two lines`, "Ünïcödé ✓", ""],
     "Ends in a newline\n",
@@ -88,7 +91,10 @@ async function seededService(dataDir: string, seeded: SeededPolicy[]): Promise<R
   const seed = {
     organizations: [{ name: organization, plus: true }],
     tokens: [{ token, organizations: [organization] }],
-    policySets: policySets.map((id, index) => ({ id, organization, name: `set-${index}` })),
+    policySets: [
+      ...sentinelSets.map((id, index) => ({ id, organization, name: `set-${index}` })),
+      ...opaSets.map((id, index) => ({ id, organization, name: `opa-set-${index}`, kind: "opa" as const })),
+    ],
     modules: [{ organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0", "2.0.0"] }],
   };
   const data = join(dataDir, "service.sqlite");

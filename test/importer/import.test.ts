@@ -12,7 +12,13 @@ import { type RunningServer, startServer } from "../../src/server";
 
 const organization = "acme";
 const token = "import-command-token-01";
-const policySets = { a: "polset-importA000001", b: "polset-importB000001" };
+// A set holds policies of one kind: a and b are Sentinel sets, c and d OPA sets.
+const policySets = {
+  a: "polset-importA000001",
+  b: "polset-importB000001",
+  c: "polset-importC000001",
+  d: "polset-importD000001",
+};
 const code = {
   "require-tags": 'main = rule { all tfplan.resources as _, r { r.applied.tags contains "owner" } }\n',
   "restrict-types": "main = rule { true } # restrict types\n",
@@ -60,6 +66,8 @@ beforeAll(async () => {
       policySets: [
         { id: policySets.a, organization, name: "baseline" },
         { id: policySets.b, organization, name: "compute" },
+        { id: policySets.c, organization, name: "opa-baseline", kind: "opa" },
+        { id: policySets.d, organization, name: "opa-storage", kind: "opa" },
       ],
       modules: [
         { organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0"] },
@@ -82,7 +90,7 @@ beforeAll(async () => {
     kind: "opa",
     query: "data.terraform.deny",
     enforcementLevel: "mandatory",
-    policySetIds: [policySets.a, policySets.b],
+    policySetIds: [policySets.c, policySets.d],
   });
   await create("no-code", { enforcementLevel: "advisory" });
   await client.moduleVersions.deprecate({
@@ -118,7 +126,7 @@ describe("tfe-governance import", () => {
     }
     expect(await declaredPolicies(out)).toEqual(["deny-public", "require-tags", "restrict-types"]);
     const program = await readFile(join(out, "index.ts"), "utf8");
-    expect(program).toContain(`policySetIds: ["${policySets.a}", "${policySets.b}"]`);
+    expect(program).toContain(`policySetIds: ["${policySets.c}", "${policySets.d}"]`);
     expect(program).toContain('reason: "Use 1.1.0."');
     expect(await readFile(join(out, "Pulumi.yaml"), "utf8")).toContain(`value: "${server.url}"`);
     const readme = await readFile(join(out, "README.md"), "utf8");
@@ -148,10 +156,8 @@ describe("tfe-governance import", () => {
   it.each([
     [["--kind", "opa"], ["deny-public"]],
     [["--search", "tags"], ["require-tags"]],
-    [
-      ["--policy-set", policySets.b],
-      ["deny-public", "restrict-types"],
-    ],
+    [["--policy-set", policySets.b], ["restrict-types"]],
+    [["--policy-set", policySets.d], ["deny-public"]],
     [["--policy-set", policySets.a, "--kind", "sentinel"], ["require-tags"]],
     [["--policy-set", "polset-none"], []],
   ])("narrows the policies with %j", async (filters, expected) => {
@@ -248,7 +254,7 @@ describe("tfe-governance import", () => {
       '"require-tags": { description: "Every resource has an owner" },',
     );
     expect(await readFile(join(folder, "require-tags.sentinel"), "utf8")).toBe(code["require-tags"]);
-    const opa = join(out, "policy-sets", `${policySets.a}+${policySets.b}-opa`);
+    const opa = join(out, "policy-sets", `${policySets.c}+${policySets.d}-opa`);
     expect(await readFile(join(opa, "policies.hcl"), "utf8")).toContain('query             = "data.terraform.deny"');
     expect(run.stdout).toMatch(/3 folders under policy-sets\//);
   });

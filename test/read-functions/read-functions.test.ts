@@ -17,6 +17,7 @@ import { startSeededServer } from "../seeded-server";
 const token = "functions-test-token.atlasv1.c2VjcmV0";
 const organization = "acme";
 const policySetId = "polset-functionsBaseline1";
+const opaPolicySetId = "polset-functionsOpaBase1";
 const sentinelCount = 200;
 const opaCount = 50;
 const versions = Array.from({ length: 150 }, (_, index) => `${Math.floor(index / 10)}.${index % 10}.0`);
@@ -43,6 +44,7 @@ beforeAll(async () => {
     organization,
     token,
     policySetId,
+    opaPolicySetId,
     modules: [{ name: moduleAddress.name, provider: moduleAddress.provider, versions }],
   });
   client = new TfeClient({ address: server.url, token, rateLimit: false });
@@ -53,7 +55,7 @@ beforeAll(async () => {
       kind: opa ? "opa" : "sentinel",
       ...(opa ? { query: "data.terraform.deny" } : {}),
       enforcementLevel: "advisory",
-      policySetIds: index % 50 === 0 ? [policySetId] : [],
+      policySetIds: index % 50 === 0 ? [opa ? opaPolicySetId : policySetId] : [],
     });
   }
   for (const version of deprecatedVersions) {
@@ -103,7 +105,9 @@ describe("listPolicies", () => {
 
   it("fills in policy sets when asked to include them", async () => {
     const policies = await listPolicies({ organization, includePolicySets: true }, { client });
-    const inSet = policies.filter((policy) => policy.policySetIds?.includes(policySetId));
+    const inSet = policies.filter((policy) =>
+      policy.policySetIds?.some((id) => id === policySetId || id === opaPolicySetId),
+    );
     expect(inSet.map((policy) => policy.name).sort()).toEqual([
       "policy-000",
       "policy-050",

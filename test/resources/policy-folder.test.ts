@@ -19,6 +19,10 @@ import { startSeededServer } from "../seeded-server";
 const organization = "acme";
 const token = "policy-folder-token";
 const policySetId = "polset-folderTests01";
+const opaPolicySetId = "polset-folderTestsOpa1";
+/** The seeded set of the folder's kind: a set holds policies of one kind. */
+const fixturePath = (name: string) => relative(process.cwd(), join(fixtures, name));
+const setFor = (folder: string) => (folder.startsWith("opa") ? opaPolicySetId : policySetId);
 const fixtures = join(__dirname, "..", "fixtures", "policy-folders");
 
 let server: RunningServer;
@@ -34,7 +38,7 @@ class ObservedFolder extends PolicyFolder {
 const mutatingRequests = () => server.requestLog.entries().filter((entry) => entry.method !== "GET");
 
 beforeAll(async () => {
-  server = await startSeededServer({ organization, token, policySetId });
+  server = await startSeededServer({ organization, token, policySetId, opaPolicySetId });
   client = new TfeClient({ address: server.url, token, rateLimit: false });
   providers.Policy.context.useClient(client);
   pulumi.runtime.setMocks(
@@ -68,7 +72,7 @@ async function declare(name: string, args: Omit<PolicyFolderArgs, "directory"> =
   const folder = new ObservedFolder(name, {
     directory: relative(process.cwd(), join(fixtures, name)),
     organization,
-    policySetIds: [policySetId],
+    policySetIds: [setFor(name)],
     ...args,
   });
   const outcome = await folder.outcome().then(
@@ -147,10 +151,13 @@ const expectations: Record<string, Expectation> = {
       'sentinel.hcl:6: policy "from-go-getter": source http::https://',
       'sentinel.hcl:11: policy "from-a-registry": source https://registry.example.com/',
       "download the file into the folder and set source to its path",
+      "or declare the folder as a PolicySet",
     ],
   },
   "sentinel-modules": {
     fails: [
+      `or declare the folder as a PolicySet ({ directory: "${fixturePath("sentinel-modules")}" })`,
+
       'sentinel.hcl:1: module "plan-helpers": the policies API holds one file per policy and no modules',
       'sentinel.hcl:5: import "module" "tag-helpers"',
       'require-tags-everywhere.sentinel:1 imports "plan-helpers", which sentinel.hcl declares as module "plan-helpers"',
@@ -158,6 +165,8 @@ const expectations: Record<string, Expectation> = {
   },
   "sentinel-static-param": {
     fails: [
+      "or declare the folder as a PolicySet",
+
       'sentinel.hcl:1: import "static" "approved-regions": the policies API takes no data files',
       'sentinel.hcl:6: param "max_instances": the policies API takes no parameter values',
       'sentinel.hcl:11: policy "limit-instance-count": params is not supported',
@@ -165,6 +174,8 @@ const expectations: Record<string, Expectation> = {
   },
   "sentinel-labels": {
     fails: [
+      "or declare the folder as a PolicySet",
+
       'policy "network.deny-open-ssh": "network.deny-open-ssh" is not a valid policy name',
       'overrides: { "network.deny-open-ssh": { name: "network-deny-open-ssh" } }',
       'sentinel.hcl:5: policy "storage/require-encryption"',
@@ -239,10 +250,16 @@ const expectations: Record<string, Expectation> = {
     ],
   },
   "opa-cross-file": {
-    fails: ['policy "require-backup-tag": require_backup_tag.rego uses lib/plan.rego (data.lib.plan)'],
+    fails: [
+      'policy "require-backup-tag": require_backup_tag.rego uses lib/plan.rego (data.lib.plan)',
+      "or declare the folder as a PolicySet",
+    ],
   },
   "opa-split-package": {
-    fails: ["package data.terraform.policies.databases is split over databases_public.rego, databases_size.rego"],
+    fails: [
+      "package data.terraform.policies.databases is split over databases_public.rego, databases_size.rego",
+      "or declare the folder as a PolicySet",
+    ],
   },
   "opa-unknown-package": {
     fails: [
@@ -272,6 +289,9 @@ describe("every fixture folder loads or fails clearly, failures before any reque
         const message = "error" in outcome ? outcome.error.message : "(it loaded)";
         table.push(`${fixture.padEnd(24)} clear failure (${sent.length})  ${message.split("\n")[1]?.trim()}`);
         for (const fragment of expected.fails) expect(message).toContain(fragment);
+        // The pointer to PolicySet comes where an uploaded folder would carry what the policies API cannot, only.
+        const versionedOnly = expected.fails.some((fragment) => fragment.includes("as a PolicySet"));
+        if (!versionedOnly) expect(message).not.toContain("as a PolicySet");
         expect(sent).toEqual([]);
         return;
       }
@@ -293,7 +313,7 @@ describe("every fixture folder loads or fails clearly, failures before any reque
         const policy = onServer.find((candidate) => candidate.name === name);
         const code = await client.policies.download(policy?.id as string);
         expect(code.toString("utf8"), `${name}'s code`).toBe(readFileSync(join(fixtures, file), "utf8"));
-        expect((await client.policies.read(policy?.id as string)).policySetIds).toEqual([policySetId]);
+        expect((await client.policies.read(policy?.id as string)).policySetIds).toEqual([setFor(fixture)]);
       }
       // One create and one upload per policy, nothing else.
       expect(sent.map((entry) => entry.method).sort()).toEqual(

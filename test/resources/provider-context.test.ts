@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
 import { ModuleVersionDeprecationProvider } from "../../src/resources/module-version-deprecation";
 import { PolicyProvider } from "../../src/resources/policy";
-import { withRecordedConfigAdvice } from "../../src/resources/provider-context";
+import { sameValue, withRecordedConfigAdvice } from "../../src/resources/provider-context";
 import type { RunningServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
 
@@ -70,5 +70,14 @@ describe("a read or delete that a recorded token or address may explain", () => 
     }
     const valid = configured(new PolicyProvider(), { "tfe:address": server.url, "tfe:token": token });
     await expect(valid.delete("pol-abcdefghijklmnop", policyProps)).resolves.toBeUndefined();
+  });
+});
+
+describe("sameValue", () => {
+  it("treats objects with the same entries in another key order as the same, and null like undefined", () => {
+    expect(sameValue({ b: 1, a: { d: 2, c: 3 } }, { a: { c: 3, d: 2 }, b: 1 })).toBe(true);
+    expect(sameValue({ a: 1 }, { a: 2 })).toBe(false);
+    expect(sameValue(["a", "b"], ["b", "a"])).toBe(false);
+    expect(sameValue(undefined, null)).toBe(true);
   });
 });

@@ -205,7 +205,7 @@ describe("faults", () => {
 
   it("refuses an invalid plan with a message naming the member", async () => {
     expect(() => server.setFaults([{ route: "ping", status: 500 }])).toThrow(/route must be/);
-    expect(() => server.setFaults([{ route: "*" }])).toThrow(/needs status, reset or latencyMs/);
+    expect(() => server.setFaults([{ route: "*" }])).toThrow(/needs status, reset, latencyMs or versionError/);
   });
 });
 

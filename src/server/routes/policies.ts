@@ -5,6 +5,7 @@ import {
   defaultPageSize,
   type EnforcementLevel,
   enforcePath,
+  kindPhrase,
   maxPageSize,
   type PolicyDocument,
   type PolicyKind,
@@ -127,7 +128,7 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
           policySet?.organization !== organization
             ? `"${id}" is not a policy set of organization ${organization}`
             : policySet.kind !== kind
-              ? `"${id}" is a ${policySet.kind} set; this is a ${kind} policy`
+              ? `"${id}" is ${kindPhrase(policySet.kind)} set, and this is ${kindPhrase(kind)} policy: a set holds one kind`
               : policySet.versioned
                 ? `"${id}" holds uploaded versions, and a set holds versions or policies, never both`
                 : undefined;

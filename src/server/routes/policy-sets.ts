@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { JsonApiErrorObject } from "../../contract/jsonapi";
 import { jsonApiMediaType } from "../../contract/jsonapi";
-import { defaultPageSize, maxPageSize, policyKinds } from "../../contract/policies";
+import { defaultPageSize, kindPhrase, maxPageSize, policyKinds } from "../../contract/policies";
 import {
   createParameterRequest,
   createPolicySetRequest,
@@ -204,7 +204,12 @@ function checkMembers(
         return [invalidAttribute(pointer(index), `"${id}" is not a policy of organization ${set.organization}`)];
       }
       if (policy.kind !== set.kind) {
-        return [invalidAttribute(pointer(index), `"${id}" is a ${policy.kind} policy; this is a ${set.kind} set`)];
+        return [
+          invalidAttribute(
+            pointer(index),
+            `"${id}" is ${kindPhrase(policy.kind)} policy, and this is ${kindPhrase(set.kind)} set: a set holds one kind`,
+          ),
+        ];
       }
       return [];
     }
