@@ -4,8 +4,8 @@
 // requests of each from the server's log, and measures the stack's state. Operations alternate between the two, run
 // after run. Writes bench/results/policy-set.md. Nothing is asserted.
 //
-//   npm run build && bash scripts/run-with-toolchain.sh node bench/policy-set.mts       # N = 200, 3 runs
-//   BENCH_POLICIES=50 BENCH_RUNS=1 ... node bench/policy-set.mts
+//   npm run bench:policy-set                                   # N = 200, 3 runs
+//   BENCH_POLICIES=50 BENCH_RUNS=1 npm run bench:policy-set
 import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -42,11 +42,16 @@ const programs: Record<Variant, string> = {
 };
 
 class Project {
-  constructor(
-    readonly variant: Variant,
-    readonly dir: string,
-    private readonly env: NodeJS.ProcessEnv,
-  ) {}
+  readonly variant: Variant;
+  readonly dir: string;
+  private readonly env: NodeJS.ProcessEnv;
+
+  // Plain fields: Node runs this file by stripping types, which leaves parameter properties out.
+  constructor(variant: Variant, dir: string, env: NodeJS.ProcessEnv) {
+    this.variant = variant;
+    this.dir = dir;
+    this.env = env;
+  }
 
   static async create(root: string, variant: Variant, server: RunningServer): Promise<Project> {
     const dir = join(root, variant);
