@@ -1,4 +1,4 @@
-import { cpSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
@@ -64,6 +64,24 @@ describe("PolicySet under the real engine", () => {
     for (const example of ["sentinel-baseline", "opa-network"]) {
       cpSync(join(examples, example), join(project.dir, example), { recursive: true });
     }
+    // Two more shapes real sets use: a remote source (accepted, fetched by the service when it evaluates), and a
+    // module whose file lives outside the folder, linked in (packed as its content, as go-slug packs links).
+    const shared = join(project.dir, "shared-functions.sentinel");
+    writeFileSync(shared, "always = func() { return true }\n");
+    symlinkSync(shared, folder("shared-functions.sentinel"));
+    writeFileSync(
+      folder("sentinel.hcl"),
+      `${readFileSync(folder("sentinel.hcl"), "utf8")}
+module "shared-functions" {
+  source = "./shared-functions.sentinel"
+}
+
+policy "from-the-policy-library" {
+  source            = "https://raw.githubusercontent.com/hashicorp/policy-library-aws/main/policies/require-tags.sentinel"
+  enforcement_level = "advisory"
+}
+`,
+    );
   }, 120_000);
 
   afterAll(async () => {
