@@ -194,7 +194,7 @@ describe("other ways a team installs it", () => {
           dir,
           process.env,
         );
-        expect(exported.trim()).toBe("ModuleVersionDeprecation,Policy,PolicyFolder");
+        expect(exported.trim()).toBe("ModuleVersionDeprecation,Policy,PolicyFolder,PolicySet");
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
