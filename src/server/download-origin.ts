@@ -141,20 +141,26 @@ function registerVersionUploadRoute(
   );
   app.put<{ Params: { versionId: string }; Querystring: { expires?: string; signature?: string } }>(
     "/policy-set-versions/:versionId/upload",
-    { bodyLimit: maxPolicySetArchiveBytes },
+    {
+      bodyLimit: maxPolicySetArchiveBytes,
+      // Checked before the body is read: a forged link or a spent version costs no upload.
+      onRequest: async (request) => {
+        const { versionId } = request.params;
+        const problem = signer.problem(uploadPath(versionId), request.query.expires, request.query.signature);
+        if (problem) throw ApiError.single(403, "forbidden", problem);
+        const version = storage.version(versionId);
+        if (!version) throw ApiError.single(404, "not found", "The policy set version no longer exists.");
+        if (version.status !== "pending") {
+          throw ApiError.single(
+            409,
+            "conflict",
+            `The version is ${version.status}: create a new version to upload again.`,
+          );
+        }
+      },
+    },
     async (request, reply) => {
       const { versionId } = request.params;
-      const problem = signer.problem(uploadPath(versionId), request.query.expires, request.query.signature);
-      if (problem) throw ApiError.single(403, "forbidden", problem);
-      const version = storage.version(versionId);
-      if (!version) throw ApiError.single(404, "not found", "The policy set version no longer exists.");
-      if (version.status !== "pending") {
-        throw ApiError.single(
-          409,
-          "conflict",
-          `The version is ${version.status}: create a new version to upload again.`,
-        );
-      }
       const archive = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       try {
         await unpackArchive(archive);
