@@ -1,5 +1,4 @@
 import type { IncomingMessage } from "node:http";
-import { PassThrough } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { jsonApiMediaType } from "../contract/jsonapi";
@@ -16,6 +15,7 @@ import {
 } from "./errors";
 import type { Fault } from "./faults";
 import { buildOpenApiDocument, type DocumentedRoute } from "./openapi";
+import { installBodyTimeout } from "./request-bodies";
 import { registerDiscoveryRoute } from "./routes/discovery";
 import { registerModuleVersionRoutes } from "./routes/module-versions";
 import { registerPolicyRoutes } from "./routes/policies";
@@ -30,10 +30,6 @@ export const apiVersion = "2.6";
 
 /** Default of `bodyTimeoutMs`: a 10 MB upload at 1 Mbit/s arrives in well under a minute and a half. */
 export const defaultBodyTimeoutMs = 90_000;
-
-function hasBody(request: FastifyRequest): boolean {
-  return request.headers["content-length"] !== undefined || request.headers["transfer-encoding"] !== undefined;
-}
 
 /**
  * Walks a parsed body (without recursion: nesting can be deep) for text holding a lone UTF-16 surrogate, which
@@ -131,32 +127,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   );
   installErrorHandling(app, jsonApiMediaType);
 
-  // Node's own request timeout is checked only every 30 s and answers outside the error shapes: this one
-  // answers 408 in them and closes the connection, whatever parser reads the body.
-  app.addHook("preParsing", async (request, reply, payload) => {
-    if (!hasBody(request)) return payload;
-    const guarded = new PassThrough();
-    const timer = setTimeout(() => {
-      payload.unpipe(guarded);
-      payload.pause();
-      reply.header("connection", "close");
-      const seconds = context.bodyTimeoutMs / 1000;
-      guarded.destroy(
-        Object.assign(new Error(`The request body did not arrive in full within ${seconds} s: send it again.`), {
-          statusCode: 408,
-        }),
-      );
-    }, context.bodyTimeoutMs);
-    const stop = () => clearTimeout(timer);
-    payload.once("end", stop);
-    reply.raw.once("close", stop);
-    payload.once("error", (error) => {
-      stop();
-      guarded.destroy(error);
-    });
-    payload.pipe(guarded);
-    return guarded;
-  });
+  installBodyTimeout(app, context.bodyTimeoutMs);
 
   app.addHook("onRequest", async (request, reply) => {
     const started = performance.now();

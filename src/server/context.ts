@@ -4,6 +4,7 @@ import type { UrlSigner } from "./download-origin";
 import { notFound } from "./errors";
 import type { FaultInjector } from "./faults";
 import type { RateLimit } from "./rate-limit";
+import type { UploadMetrics } from "./request-bodies";
 import type { RequestLog } from "./request-log";
 import type { Storage } from "./storage";
 import type { TlsCredentials } from "./tls";
@@ -25,15 +26,6 @@ export interface AppContext {
   version: string;
   /** Serve https with these; http without. */
   tls?: TlsCredentials | undefined;
-}
-
-export interface UploadMetrics {
-  /** The most bytes one upload held in memory, over the server's life: bounded by the 10 MB limit. */
-  peakBufferedBytes: number;
-  /** Bytes all uploads in progress hold in memory now. */
-  bufferedBytes: number;
-  /** The most bytes all uploads held at once, over the server's life: bounded by the upload buffer budget. */
-  peakTotalBufferedBytes: number;
 }
 
 /** The policy named in the path, or a 404 when it is missing or the token may not `permission` it. */

@@ -6,6 +6,7 @@ import { ArchiveError, unpackArchive } from "../policy-code/archive";
 import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
 import type { FaultInjector } from "./faults";
 import { ingestVersion } from "./policy-set-ingress";
+import { acceptBudgetedBodies, installBodyTimeout, type UploadMetrics } from "./request-bodies";
 import type { RequestLog } from "./request-log";
 import type { Storage } from "./storage";
 import type { TlsCredentials } from "./tls";
@@ -70,13 +71,17 @@ export function defaultDownloadHost(listenAddress: string): string {
  * The second origin, standing in for the service's object storage: it answers signed URLs with the stored bytes
  * and takes no Authorization header, so a client must not need to send one there.
  */
-export function buildDownloadOrigin(
-  storage: Storage,
-  signer: UrlSigner,
-  log: RequestLog,
-  faults: FaultInjector,
-  tls?: TlsCredentials,
-): FastifyInstance {
+export function buildDownloadOrigin(origin: {
+  storage: Storage;
+  signer: UrlSigner;
+  log: RequestLog;
+  faults: FaultInjector;
+  uploadMetrics: UploadMetrics;
+  uploadBufferBudgetBytes: number;
+  bodyTimeoutMs: number;
+  tls?: TlsCredentials | undefined;
+}): FastifyInstance {
+  const { storage, signer, log, tls } = origin;
   // Routes of this origin take no token: the signed URL is the credential.
   const app = Fastify({
     ...(tls ? { https: tls } : {}),
@@ -117,7 +122,8 @@ export function buildDownloadOrigin(
       return reply.type("application/octet-stream").send(Buffer.from(code.buffer, code.byteOffset, code.byteLength));
     },
   );
-  registerVersionUploadRoute(app, storage, signer, faults);
+  installBodyTimeout(app, origin.bodyTimeoutMs);
+  registerVersionUploadRoute(app, origin);
   return app;
 }
 
@@ -130,19 +136,22 @@ export function buildDownloadOrigin(
  */
 function registerVersionUploadRoute(
   app: FastifyInstance,
-  storage: Storage,
-  signer: UrlSigner,
-  faults: FaultInjector,
+  { storage, signer, faults, uploadMetrics, uploadBufferBudgetBytes }: Parameters<typeof buildDownloadOrigin>[0],
 ): void {
-  app.addContentTypeParser(
-    "application/octet-stream",
-    { parseAs: "buffer", bodyLimit: maxPolicySetArchiveBytes },
-    (_request, body, done) => done(null, body),
-  );
+  acceptBudgetedBodies(app, {
+    limitBytes: maxPolicySetArchiveBytes,
+    tooLarge: () =>
+      ApiError.single(
+        413,
+        "payload too large",
+        `A policy set version is limited to ${maxPolicySetArchiveBytes} bytes gzip'd; nothing was saved.`,
+      ),
+    metrics: uploadMetrics,
+    budgetBytes: uploadBufferBudgetBytes,
+  });
   app.put<{ Params: { versionId: string }; Querystring: { expires?: string; signature?: string } }>(
     "/policy-set-versions/:versionId/upload",
     {
-      bodyLimit: maxPolicySetArchiveBytes,
       // Checked before the body is read: a forged link or a spent version costs no upload.
       onRequest: async (request) => {
         const { versionId } = request.params;

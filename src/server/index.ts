@@ -2,13 +2,12 @@ import "../node-version";
 import type { AddressInfo } from "node:net";
 import { libraryVersion } from "../package-version";
 import { buildApp, defaultBodyTimeoutMs } from "./app";
-import type { UploadMetrics } from "./context";
 import { buildDownloadOrigin, defaultDownloadHost, UrlSigner } from "./download-origin";
 import { FaultInjector, type FaultPlan } from "./faults";
 import { resumeIngress } from "./policy-set-ingress";
 import { RateLimit } from "./rate-limit";
+import { defaultUploadBufferBudgetBytes, type UploadMetrics } from "./request-bodies";
 import { RequestLog } from "./request-log";
-import { defaultUploadBufferBudgetBytes } from "./routes/upload";
 import { applySeed, loadSeed, type Seed } from "./seed";
 import { type OrganizationRecord, Storage, type TokenRecord } from "./storage";
 import { localCertificate, type TlsCredentials } from "./tls";
@@ -96,6 +95,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const log = new RequestLog(options.requestLogSize);
   const signer = new UrlSigner(options.downloadUrlTtlMs ?? 60_000);
   const uploadMetrics: UploadMetrics = { peakBufferedBytes: 0, bufferedBytes: 0, peakTotalBufferedBytes: 0 };
+  // One budget for the code uploads of the API and the archive uploads of the download origin.
+  const uploadBufferBudgetBytes = options.uploadBufferBudgetBytes ?? defaultUploadBufferBudgetBytes;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? defaultBodyTimeoutMs;
   let downloadOrigin = "";
   const api = buildApp({
     storage,
@@ -105,12 +107,21 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     signer,
     downloadOrigin: () => downloadOrigin,
     uploadMetrics,
-    uploadBufferBudgetBytes: options.uploadBufferBudgetBytes ?? defaultUploadBufferBudgetBytes,
-    bodyTimeoutMs: options.bodyTimeoutMs ?? defaultBodyTimeoutMs,
+    uploadBufferBudgetBytes,
+    bodyTimeoutMs,
     version: libraryVersion,
     tls,
   });
-  const downloads = buildDownloadOrigin(storage, signer, log, faults, tls);
+  const downloads = buildDownloadOrigin({
+    storage,
+    signer,
+    log,
+    faults,
+    uploadMetrics,
+    uploadBufferBudgetBytes,
+    bodyTimeoutMs,
+    tls,
+  });
   const originOf = (hostname: string, port: number) =>
     `${tls ? "https" : "http"}://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
   try {

@@ -15,8 +15,15 @@ interface RawAnswer {
 }
 
 /** Sends the head and the first `sent` bytes of a body of `declared` bytes, then stalls. */
-function stalledRequest(method: string, path: string, declared: number, sent: number, contentType: string) {
-  const { hostname, port } = new URL(server.url);
+function stalledRequest(
+  method: string,
+  path: string,
+  declared: number,
+  sent: number,
+  contentType: string,
+  origin = server.url,
+) {
+  const { hostname, port } = new URL(origin);
   const socket = connect(Number(port), hostname);
   const answer = new Promise<RawAnswer>((resolve) => {
     let text = "";
@@ -50,6 +57,26 @@ describe("bodies that never finish", () => {
     expect(status).toBe(408);
     expect(text).toMatch(/connection: close/i);
     expect((await call(server, "GET", `/api/v2/policies/${policy.id}`)).body.data.links.download).toBeUndefined();
+  });
+
+  it("answers 408 on the download origin too, to a policy set archive that stops halfway", async () => {
+    const created = await call(server, "POST", `/api/v2/organizations/${organization}/policy-sets`, {
+      body: { data: { type: "policy-sets", attributes: { name: "stalled-archive" } } },
+    });
+    const version = await call(server, "POST", `/api/v2/policy-sets/${created.body.data.id}/versions`);
+    const link = new URL(version.body.data.links.upload);
+    const { answer } = stalledRequest(
+      "PUT",
+      link.pathname + link.search,
+      5 * 1024,
+      1024,
+      "application/octet-stream",
+      link.origin,
+    );
+    const { status, text } = await answer;
+    expect(status).toBe(408);
+    expect(text).toMatch(/connection: close/i);
+    expect(server.uploadMetrics.bufferedBytes).toBe(0);
   });
 
   it("answers 408 to a JSON body that stops halfway", async () => {

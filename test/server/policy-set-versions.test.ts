@@ -230,6 +230,26 @@ describe("policy set versions: an uploaded folder", () => {
   });
 });
 
+describe("policy set version uploads and the server's upload budget", () => {
+  it("holds archives within the budget code uploads share: past it, 503 with Retry-After, and the version waits", async () => {
+    const tight = await start({ uploadBufferBudgetBytes: 1024 * 1024 });
+    try {
+      const created = await call(tight, "POST", `/api/v2/organizations/${organization}/policy-sets`, {
+        body: { data: { type: "policy-sets", attributes: { name: "budgeted" } } },
+      });
+      const version = await call(tight, "POST", `/api/v2/policy-sets/${created.body.data.id}/versions`);
+      const answer = await upload(version.body.data.links.upload, Buffer.alloc(2 * 1024 * 1024));
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get("retry-after")).toBe("1");
+      expect(tight.uploadMetrics.peakTotalBufferedBytes).toBeLessThanOrEqual(1024 * 1024);
+      const waiting = await call(tight, "GET", `/api/v2/policy-set-versions/${version.body.data.id}`);
+      expect(waiting.body.data.attributes.status).toBe("pending");
+    } finally {
+      await tight.close();
+    }
+  });
+});
+
 describe("policy set versions across a server kill", () => {
   it("reads again at start a version whose archive was stored before the kill", async () => {
     const directory = mkdtempSync(join(tmpdir(), "ingress-"));

@@ -3,21 +3,9 @@ import { maxPolicyCodeBytes } from "../../contract/policies";
 import { type AppContext, loadPolicy } from "../context";
 import { ApiError, installErrorHandling } from "../errors";
 import { jsonApiErrors } from "../openapi";
+import { acceptBudgetedBodies } from "../request-bodies";
 
 const codeMediaType = "application/octet-stream";
-
-/** Default of `uploadBufferBudgetBytes`: what all uploads in progress may hold in memory together. */
-export const defaultUploadBufferBudgetBytes = 64 * 1024 * 1024;
-
-function serverBusy(): ApiError {
-  const error = ApiError.single(
-    503,
-    "service unavailable",
-    "Too many uploads are in progress to hold this one: send it again after Retry-After seconds.",
-  );
-  error.retryAfterSeconds = 1;
-  return error;
-}
 
 function tooLarge(): ApiError {
   return ApiError.single(
@@ -42,49 +30,11 @@ export function registerUploadRoute(
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     installErrorHandling(scope, codeMediaType);
-    scope.addContentTypeParser(codeMediaType, (request, payload, done) => {
-      const declared = Number(request.headers["content-length"]);
-      if (declared > maxPolicyCodeBytes) {
-        payload.resume();
-        done(tooLarge(), undefined);
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let received = 0;
-      let settled = false;
-      const settle = (error: Error | null, body: Buffer | undefined) => {
-        settled = true;
-        uploadMetrics.bufferedBytes -= received;
-        chunks.length = 0;
-        done(error, body);
-      };
-      payload.on("data", (chunk: Buffer) => {
-        if (settled) return;
-        if (received + chunk.length > maxPolicyCodeBytes) {
-          settle(tooLarge(), undefined);
-          return;
-        }
-        if (uploadMetrics.bufferedBytes + chunk.length > uploadBufferBudgetBytes) {
-          settle(serverBusy(), undefined);
-          return;
-        }
-        received += chunk.length;
-        uploadMetrics.bufferedBytes += chunk.length;
-        chunks.push(chunk);
-        uploadMetrics.peakBufferedBytes = Math.max(uploadMetrics.peakBufferedBytes, received);
-        uploadMetrics.peakTotalBufferedBytes = Math.max(
-          uploadMetrics.peakTotalBufferedBytes,
-          uploadMetrics.bufferedBytes,
-        );
-      });
-      payload.on("end", () => {
-        if (settled) return;
-        const body = Buffer.concat(chunks, received);
-        settle(null, body);
-      });
-      payload.on("error", (error) => {
-        if (!settled) settle(error, undefined);
-      });
+    acceptBudgetedBodies(scope, {
+      limitBytes: maxPolicyCodeBytes,
+      tooLarge,
+      metrics: uploadMetrics,
+      budgetBytes: uploadBufferBudgetBytes,
     });
 
     scope.put<PolicyParams>(

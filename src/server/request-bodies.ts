@@ -1,0 +1,115 @@
+import { PassThrough } from "node:stream";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { ApiError } from "./errors";
+
+export interface UploadMetrics {
+  /** The most bytes one upload held in memory, over the server's life: bounded by the 10 MB limit. */
+  peakBufferedBytes: number;
+  /** Bytes all uploads in progress hold in memory now. */
+  bufferedBytes: number;
+  /** The most bytes all uploads held at once, over the server's life: bounded by the upload buffer budget. */
+  peakTotalBufferedBytes: number;
+}
+
+/** Default of `uploadBufferBudgetBytes`: what all uploads in progress may hold in memory together. */
+export const defaultUploadBufferBudgetBytes = 64 * 1024 * 1024;
+
+function serverBusy(): ApiError {
+  const error = ApiError.single(
+    503,
+    "service unavailable",
+    "Too many uploads are in progress to hold this one: send it again after Retry-After seconds.",
+  );
+  error.retryAfterSeconds = 1;
+  return error;
+}
+
+/**
+ * Takes raw `application/octet-stream` bodies in `scope`, counted while they stream in. Past `limitBytes` it answers
+ * `tooLarge()` at once and discards the rest unread into memory, so an oversized body never costs more than the limit.
+ * All uploads of the server together hold at most `budgetBytes`: the one that would pass it answers 503 with
+ * Retry-After, so stalled uploads cannot exhaust memory. Code uploads and policy set archives share one budget.
+ */
+export function acceptBudgetedBodies(
+  scope: FastifyInstance,
+  options: { limitBytes: number; tooLarge: () => ApiError; metrics: UploadMetrics; budgetBytes: number },
+): void {
+  const { limitBytes, tooLarge, metrics, budgetBytes } = options;
+  scope.addContentTypeParser("application/octet-stream", (request, payload, done) => {
+    const declared = Number(request.headers["content-length"]);
+    if (declared > limitBytes) {
+      payload.resume();
+      done(tooLarge(), undefined);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let settled = false;
+    const settle = (error: Error | null, body: Buffer | undefined) => {
+      settled = true;
+      metrics.bufferedBytes -= received;
+      chunks.length = 0;
+      done(error, body);
+    };
+    payload.on("data", (chunk: Buffer) => {
+      if (settled) return;
+      if (received + chunk.length > limitBytes) {
+        settle(tooLarge(), undefined);
+        return;
+      }
+      if (metrics.bufferedBytes + chunk.length > budgetBytes) {
+        settle(serverBusy(), undefined);
+        return;
+      }
+      received += chunk.length;
+      metrics.bufferedBytes += chunk.length;
+      chunks.push(chunk);
+      metrics.peakBufferedBytes = Math.max(metrics.peakBufferedBytes, received);
+      metrics.peakTotalBufferedBytes = Math.max(metrics.peakTotalBufferedBytes, metrics.bufferedBytes);
+    });
+    payload.on("end", () => {
+      if (settled) return;
+      const body = Buffer.concat(chunks, received);
+      settle(null, body);
+    });
+    payload.on("error", (error) => {
+      if (!settled) settle(error, undefined);
+    });
+  });
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  return request.headers["content-length"] !== undefined || request.headers["transfer-encoding"] !== undefined;
+}
+
+/**
+ * Bounds how long a request body may take to arrive in full. Node's own request timeout is checked only every 30 s
+ * and answers outside the error shapes: this one answers 408 in them and closes the connection, whatever parser
+ * reads the body. Both origins install it: a stalled upload to either holds memory of the shared upload budget.
+ */
+export function installBodyTimeout(app: FastifyInstance, bodyTimeoutMs: number): void {
+  app.addHook("preParsing", async (request, reply, payload) => {
+    if (!hasBody(request)) return payload;
+    const guarded = new PassThrough();
+    const timer = setTimeout(() => {
+      payload.unpipe(guarded);
+      payload.pause();
+      reply.header("connection", "close");
+      const seconds = bodyTimeoutMs / 1000;
+      guarded.destroy(
+        Object.assign(new Error(`The request body did not arrive in full within ${seconds} s: send it again.`), {
+          statusCode: 408,
+        }),
+      );
+    }, bodyTimeoutMs);
+    const stop = () => clearTimeout(timer);
+    payload.once("end", stop);
+    reply.raw.once("close", stop);
+    payload.once("error", (error) => {
+      stop();
+      guarded.destroy(error);
+    });
+    payload.pipe(guarded);
+    return guarded;
+  });
+}
