@@ -29,8 +29,10 @@ import {
   type CheckFailure,
   ContextProvider,
   changedProperties,
+  checkIdList,
   checkOrganization,
   defaultOrganization,
+  type IdShape,
   isUnknown,
   sameValue,
 } from "./provider-context";
@@ -205,7 +207,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     inputs.allowWeakening = news.allowWeakening === true;
     inputs.policyToolVersion = news.policyToolVersion ?? "latest";
     for (const property of ["policyIds", ...scopeOptions] as const) {
-      inputs[property] = checkIds(failures, property, news[property]);
+      inputs[property] = checkIdList(failures, property, news[property], idShapes[property]);
     }
     if (
       news.directory !== undefined &&
@@ -534,30 +536,14 @@ interface Adopted {
   parameterIds: Record<string, string>;
 }
 
-function checkIds(failures: CheckFailure[], property: string, value: unknown): unknown {
-  if (value === undefined || value === null) return [];
-  if (isUnknown(value)) return value;
-  if (!Array.isArray(value) || value.some((id) => !isUnknown(id) && (typeof id !== "string" || id === ""))) {
-    failures.push({ property, reason: `${property} must be a list of ids` });
-    return value;
-  }
-  const shapes: Record<string, [RegExp, string]> = {
-    policyIds: [/^pol-[A-Za-z0-9]+$/, "pol-"],
-    workspaceIds: [/^ws-[A-Za-z0-9]+$/, "ws-"],
-    excludedWorkspaceIds: [/^ws-[A-Za-z0-9]+$/, "ws-"],
-    projectIds: [/^prj-[A-Za-z0-9]+$/, "prj-"],
-    excludedProjectIds: [/^prj-[A-Za-z0-9]+$/, "prj-"],
-  };
-  const [pattern, prefix] = shapes[property] as [RegExp, string];
-  value.forEach((id, index) => {
-    if (isUnknown(id) || pattern.test(id)) return;
-    failures.push({
-      property,
-      reason: `${property}[${index}] ${JSON.stringify(id)} is not an id: ids look like ${prefix}3yVQZvHzf5j3WRJ1, and a name is not one`,
-    });
-  });
-  return value.some(isUnknown) ? value : [...new Set(value as string[])].sort();
-}
+/** What the ids of each list argument look like. */
+const idShapes: Record<"policyIds" | keyof PolicySetScope, IdShape> = {
+  policyIds: { what: "policy", pattern: /^pol-[A-Za-z0-9]+$/, example: "pol-u3S5p2Uwk21keu1s" },
+  workspaceIds: { what: "workspace", pattern: /^ws-[A-Za-z0-9]+$/, example: "ws-3yVQZvHzf5j3WRJ1" },
+  excludedWorkspaceIds: { what: "workspace", pattern: /^ws-[A-Za-z0-9]+$/, example: "ws-3yVQZvHzf5j3WRJ1" },
+  projectIds: { what: "project", pattern: /^prj-[A-Za-z0-9]+$/, example: "prj-3yVQZvHzf5j3WRJ1" },
+  excludedProjectIds: { what: "project", pattern: /^prj-[A-Za-z0-9]+$/, example: "prj-3yVQZvHzf5j3WRJ1" },
+};
 
 function addedIds(before: unknown, after: unknown): string[] {
   if (!Array.isArray(before) || !Array.isArray(after) || after.some(isUnknown)) return [];

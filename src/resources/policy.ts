@@ -30,8 +30,10 @@ import {
   type CheckFailure,
   ContextProvider,
   changedProperties,
+  checkIdList,
   checkOrganization,
   defaultOrganization,
+  type IdShape,
   isUnknown,
   SharedListings,
   sameValue,
@@ -98,6 +100,12 @@ export interface PolicyOutputs extends PolicyInputs {
   policySetCount: number;
   updatedAt: string | null;
 }
+
+const policySetIdShape: IdShape = {
+  what: "policy set",
+  pattern: policySetIdPattern,
+  example: "polset-3yVQZvHzf5j3WRJ1",
+};
 
 const defaultEnforcementLevel: Record<PolicyKind, string> = { sentinel: "soft-mandatory", opa: "advisory" };
 /**
@@ -195,7 +203,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       inputs.enforcementLevel = defaultEnforcementLevel[knownKind];
     inputs.description = news.description ?? null;
     inputs.query = news.query ?? null;
-    inputs.policySetIds = this.checkPolicySetIds(failures, news.policySetIds);
+    inputs.policySetIds = checkIdList(failures, "policySetIds", news.policySetIds, policySetIdShape);
     inputs.adoptExisting = news.adoptExisting === true;
     inputs.allowWeakening = news.allowWeakening === true;
 
@@ -295,28 +303,6 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       return undefined;
     }
     return mode;
-  }
-
-  private checkPolicySetIds(failures: CheckFailure[], value: unknown): unknown {
-    if (value === undefined || value === null) return [];
-    if (isUnknown(value)) return value;
-    if (!Array.isArray(value) || value.some((id) => !isUnknown(id) && (typeof id !== "string" || id === ""))) {
-      failures.push({
-        property: "policySetIds",
-        reason: 'policySetIds must be a list of policy set ids, e.g. ["polset-..."]',
-      });
-      return value;
-    }
-    value.forEach((id, index) => {
-      if (isUnknown(id) || policySetIdPattern.test(id)) return;
-      failures.push({
-        property: "policySetIds",
-        reason:
-          `policySetIds[${index}] ${JSON.stringify(id)} is not a policy set id: ids look like polset-3yVQZvHzf5j3WRJ1 ` +
-          "(the set's settings page shows it); a set's name is not its id",
-      });
-    });
-    return value.some(isUnknown) ? value : [...new Set(value as string[])].sort();
   }
 
   private checkCode(failures: CheckFailure[], news: Record<string, unknown>): Partial<Record<string, unknown>> {

@@ -230,3 +230,33 @@ function sortedKeys(_key: string, value: unknown): unknown {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
   return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
+
+/** What ids of one kind look like, for {@link checkIdList}: `pol-...`, `polset-...`, `ws-...`, `prj-...`. */
+export interface IdShape {
+  what: string;
+  pattern: RegExp;
+  example: string;
+}
+
+/**
+ * A list of service ids, checked: each looks like an id of its kind (a name is the usual slip), and the list comes
+ * back without repeats, sorted, as state keeps it. Unknown values (preview) pass as they are.
+ */
+export function checkIdList(failures: CheckFailure[], property: string, value: unknown, shape: IdShape): unknown {
+  if (value === undefined || value === null) return [];
+  if (isUnknown(value)) return value;
+  if (!Array.isArray(value) || value.some((id) => !isUnknown(id) && (typeof id !== "string" || id === ""))) {
+    failures.push({ property, reason: `${property} must be a list of ${shape.what} ids, e.g. ["${shape.example}"]` });
+    return value;
+  }
+  value.forEach((id, index) => {
+    if (isUnknown(id) || shape.pattern.test(id)) return;
+    failures.push({
+      property,
+      reason:
+        `${property}[${index}] ${JSON.stringify(id)} is not a ${shape.what} id: ${shape.what} ids look like ` +
+        `${shape.example}; a ${shape.what}'s name is not its id`,
+    });
+  });
+  return value.some(isUnknown) ? value : [...new Set(value as string[])].sort();
+}

@@ -138,7 +138,9 @@ describe("PolicySet check: the folder and the arguments at preview, before any r
       expect.stringMatching(/^policyIds: a set holds either a folder \(directory\) or individual policies/),
     ]);
     expect(await reasons({ workspaceIds: ["production"] })).toEqual([
-      expect.stringMatching(/^workspaceIds: workspaceIds\[0\] "production" is not an id/),
+      expect.stringMatching(
+        /^workspaceIds: workspaceIds\[0\] "production" is not a workspace id: .*a workspace's name is not its id/,
+      ),
     ]);
     expect(await reasons({ directry: "x" })).toEqual([expect.stringMatching(/did you mean directory\?/)]);
     const broken = folderCopy("sentinel-baseline");
