@@ -55,6 +55,32 @@ export const maxPolicySetArchiveBytes = 10 * 1024 * 1024;
 export const maxPolicySetUnpackedBytes = 50 * 1024 * 1024;
 export const maxPolicySetFiles = 10_000;
 
+/** What a version's archive holds, as the limits above count it: the gzip'd bytes, its files and their bytes. */
+export interface PolicySetArchiveSize {
+  archiveBytes: number;
+  files: number;
+  /** The files' own bytes, without the archive's headers. */
+  unpackedBytes: number;
+}
+
+/**
+ * Why an archive of this size is refused (the server answers 413 with it), or undefined when it fits. One rule for
+ * the server and for `PolicySet`'s preview, so a folder that passes preview is not refused at `up`.
+ */
+export function policySetArchiveSizeProblem(size: PolicySetArchiveSize): string | undefined {
+  const fix = "leave files out with a .terraformignore";
+  if (size.files > maxPolicySetFiles) {
+    return `the archive holds ${size.files} files; a version holds at most ${maxPolicySetFiles}: ${fix}`;
+  }
+  if (size.unpackedBytes > maxPolicySetUnpackedBytes) {
+    return `the archive's files hold ${size.unpackedBytes} bytes; a version holds at most ${maxPolicySetUnpackedBytes}: ${fix}`;
+  }
+  if (size.archiveBytes > maxPolicySetArchiveBytes) {
+    return `the archive is ${size.archiveBytes} bytes gzip'd; a version upload takes at most ${maxPolicySetArchiveBytes}: ${fix}`;
+  }
+  return undefined;
+}
+
 /** `category` of every policy set parameter. */
 export const parameterCategory = "policy-set";
 

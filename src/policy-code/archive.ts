@@ -1,58 +1,35 @@
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { join, posix, resolve } from "node:path";
+import { posix } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { Header, Parser, Pax, type ReadEntry } from "tar";
-import { maxPolicySetFiles, maxPolicySetUnpackedBytes } from "../contract/policy-sets";
+import {
+  maxPolicySetFiles,
+  maxPolicySetUnpackedBytes,
+  type PolicySetArchiveSize,
+  policySetArchiveSizeProblem,
+} from "../contract/policy-sets";
 import type { FolderFiles } from "./policy-set-folder";
+import { readSlugFolder, resolveLinks } from "./slug";
 
 /**
- * A policy-set folder and its archive, the gzip'd tar a policy set version is uploaded as. Packing reads the folder
- * as HashiCorp's go-slug does (what go-tfe and the Terraform provider upload): paths relative to the folder, a root
- * `.terraformignore` honoured, links followed. Unpacking treats the archive as hostile input.
+ * A policy-set folder and its archive, the gzip'd tar a policy set version is uploaded as. The folder is read as
+ * HashiCorp's go-slug packs it (see slug.ts); unpacking treats the archive as hostile input.
  */
 
 export interface CollectedFolder {
+  /** What the service reads once the upload is unpacked: each file by its path, links inside the folder resolved. */
   files: Map<string, Uint8Array>;
   /** SHA-256 over each path and its bytes, in path order: file modification times and the archive's own bytes
    * (gzip level, tar headers) change nothing. */
   contentHash: string;
+  /** Links that leave the folder, followed as go-slug follows them: each is named at preview. */
+  externalLinks: { path: string; target: string }[];
 }
 
-/** Always left out: version control and installed packages are no part of a policy set. */
-const alwaysExcluded = [".git/", "node_modules/"];
-/** go-slug's default when the folder has no `.terraformignore`. */
-const defaultExcluded = [".terraform/", "!.terraform/modules/"];
-
-/** The folder's files as a version would hold them. Throws naming the path for a broken link or a loop. */
+/** The folder's files as a version would hold them. Throws {@link SlugError} naming the path it cannot pack. */
 export function collectFolder(directory: string): CollectedFolder {
-  const root = resolve(directory);
-  const ignoreFile = join(root, ".terraformignore");
-  const rules = [
-    ...alwaysExcluded,
-    ...(statSync(ignoreFile, { throwIfNoEntry: false })?.isFile()
-      ? readFileSync(ignoreFile, "utf8").split(/\r?\n/)
-      : defaultExcluded),
-  ].flatMap(ignoreRule);
-  const files = new Map<string, Uint8Array>();
-  const visit = (absolute: string, relative: string, seen: ReadonlySet<string>) => {
-    for (const entry of readdirSync(absolute, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const path = relative ? `${relative}/${entry.name}` : entry.name;
-      const full = join(absolute, entry.name);
-      const stat = statSync(full, { throwIfNoEntry: false });
-      if (!stat) throw new Error(`${path} is a link to nothing: remove it, or fix its target`);
-      if (stat.isDirectory()) {
-        if (isIgnored(rules, `${path}/`)) continue;
-        const real = realpathSync(full);
-        if (seen.has(real)) throw new Error(`${path} links back to a folder above it: remove the loop`);
-        visit(full, path, new Set([...seen, real]));
-      } else if (stat.isFile() && !isIgnored(rules, path)) {
-        files.set(path, readFileSync(full));
-      }
-    }
-  };
-  visit(root, "", new Set([realpathSync(root)]));
-  return { files, contentHash: hashFiles(files) };
+  const { files, externalLinks } = readSlugFolder(directory);
+  return { files, contentHash: hashFiles(files), externalLinks };
 }
 
 export function hashFiles(files: FolderFiles): string {
@@ -64,45 +41,11 @@ export function hashFiles(files: FolderFiles): string {
   return hash.digest("hex");
 }
 
-interface IgnoreRule {
-  negated: boolean;
-  directoryOnly: boolean;
-  pattern: RegExp;
-}
-
-/** One `.terraformignore` line as a rule: gitignore's syntax, which go-slug follows. */
-function ignoreRule(line: string): IgnoreRule[] {
-  let text = line.trim();
-  if (text === "" || text.startsWith("#")) return [];
-  const negated = text.startsWith("!");
-  if (negated) text = text.slice(1);
-  const directoryOnly = text.endsWith("/");
-  text = text.replace(/\/+$/, "");
-  const anchored = text.startsWith("/") || text.includes("/");
-  text = text.replace(/^\/+/, "");
-  let source = "";
-  for (let index = 0; index < text.length; index++) {
-    const character = text[index] as string;
-    if (character === "*" && text[index + 1] === "*") {
-      source += text[index + 2] === "/" ? "(?:.*/)?" : ".*";
-      index += text[index + 2] === "/" ? 2 : 1;
-    } else if (character === "*") source += "[^/]*";
-    else if (character === "?") source += "[^/]";
-    else source += character.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-  }
-  return [{ negated, directoryOnly, pattern: new RegExp(`^${anchored ? "" : "(?:.*/)?"}${source}(?:/.*)?$`) }];
-}
-
-/** Whether the last rule that matches `path` (a folder's path ends in `/`) excludes it. */
-function isIgnored(rules: readonly IgnoreRule[], path: string): boolean {
-  const isDirectory = path.endsWith("/");
-  const bare = path.replace(/\/$/, "");
-  let ignored = false;
-  for (const rule of rules) {
-    if (rule.directoryOnly && !isDirectory && !rule.pattern.test(posix.dirname(bare))) continue;
-    if (rule.pattern.test(bare)) ignored = !rule.negated;
-  }
-  return ignored;
+/** The size the limits count, of files about to be packed into `archive`. */
+export function archiveSize(files: FolderFiles, archive: Uint8Array): PolicySetArchiveSize {
+  let unpackedBytes = 0;
+  for (const bytes of files.values()) unpackedBytes += bytes.byteLength;
+  return { archiveBytes: archive.byteLength, files: files.size, unpackedBytes };
 }
 
 /** The files as a gzip'd tar: regular files only, mode 0644, no owner, time zero. */
@@ -132,19 +75,23 @@ export class ArchiveError extends Error {
   }
 }
 
+/** Most a tar adds to its files' bytes: a header, a long-name record and padding for each entry, and its end. */
+const maxTarOverheadBytes = maxPolicySetFiles * 2048 + 1024;
+
 /**
- * The folder an uploaded archive holds. Refuses what would reach outside it or past the limits: entries with an
- * absolute path or `..`, links that point out of the folder, devices and pipes, more than
- * {@link maxPolicySetFiles} files or {@link maxPolicySetUnpackedBytes} bytes unpacked (counted before anything is
- * inflated past it, so a gzip bomb costs at most the limit). Links inside the folder read as their target.
+ * The folder an uploaded archive holds, as a reader of the version sees it: links inside the folder read as their
+ * targets (chains and linked folders too, in any entry order, as go-slug writes them). Refuses what would reach
+ * outside the folder or past the limits: entries with an absolute path or `..`, links that point out of the folder,
+ * devices and pipes, more files or bytes than {@link policySetArchiveSizeProblem} allows (inflated no further than
+ * the limit and the tar's own overhead, so a gzip bomb costs at most that).
  */
 export async function unpackArchive(archive: Uint8Array): Promise<Map<string, Uint8Array>> {
   let tarBytes: Buffer;
   try {
-    tarBytes = gunzipSync(archive, { maxOutputLength: maxPolicySetUnpackedBytes + 64 * 1024 });
+    tarBytes = gunzipSync(archive, { maxOutputLength: maxPolicySetUnpackedBytes + maxTarOverheadBytes });
   } catch (error) {
     if (error instanceof RangeError) {
-      throw new ArchiveError(413, `the archive unpacks to more than ${maxPolicySetUnpackedBytes} bytes`);
+      throw new ArchiveError(413, `the archive unpacks to more than ${maxPolicySetUnpackedBytes} bytes of files`);
     }
     throw new ArchiveError(422, `the archive is not gzip'd (${(error as Error).message}): upload a gzip'd tar`);
   }
@@ -186,18 +133,10 @@ export async function unpackArchive(archive: Uint8Array): Promise<Map<string, Ui
     parser.on("end", () => done());
     parser.end(tarBytes);
   });
-  for (const [path, target] of links) {
-    const bytes = files.get(target);
-    if (bytes) files.set(path, bytes);
-  }
   if (problems.length > 0) throw new ArchiveError(422, problems.slice(0, 5).join("; "));
-  if (files.size > maxPolicySetFiles) {
-    throw new ArchiveError(
-      413,
-      `the archive holds ${files.size} files; a policy set holds at most ${maxPolicySetFiles}`,
-    );
-  }
-  return files;
+  const tooLarge = policySetArchiveSizeProblem(archiveSize(files, archive));
+  if (tooLarge) throw new ArchiveError(413, tooLarge);
+  return resolveLinks(files, links);
 }
 
 /** The entry's path inside the folder (`./a/b` is `a/b`), or undefined when it would leave it. */

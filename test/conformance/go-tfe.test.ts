@@ -1,25 +1,15 @@
-import { execFile, execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server";
+import { conformanceBinary, goAvailable } from "./conformance-binary";
 
 // HashiCorp's Go client (go-tfe, pinned in go-tfe/go.mod) against a fresh local server, over http and https: the
 // service's own official client must work unchanged. The Go program prints a table of its calls; any row that is
 // not "ok" fails here.
 
-const moduleDir = join(__dirname, "go-tfe");
 const organization = "acme";
 const token = "conformance-token-0123456789";
 const policySetId = "polset-Conformance00001";
@@ -71,43 +61,6 @@ const requiredCalls = [
   "NewRequest GET registry versions",
   "GET /.well-known/terraform.json",
 ];
-
-const goAvailable = (() => {
-  try {
-    execFileSync("go", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-/**
- * The conformance binary, built once per content of the Go module (sources, go.mod, go.sum) and Go version, and
- * kept under the project's tool cache: a second run builds nothing.
- */
-function conformanceBinary(): { path: string; built: boolean } {
-  const hash = createHash("sha256").update(execFileSync("go", ["version"]));
-  for (const file of readdirSync(moduleDir).sort()) hash.update(file).update(readFileSync(join(moduleDir, file)));
-  const cache =
-    process.env.PULUMI_TFE_GOVERNANCE_CACHE ??
-    join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "pulumi-tfe-governance");
-  const prefix = "go-tfe-conformance-";
-  const directory = join(cache, `${prefix}${hash.digest("hex").slice(0, 16)}`);
-  const path = join(directory, "go-tfe-conformance");
-  if (existsSync(path)) return { path, built: false };
-  mkdirSync(directory, { recursive: true });
-  const partial = `${path}.${process.pid}.partial`;
-  execFileSync("go", ["build", "-mod=readonly", "-trimpath", "-o", partial, "."], {
-    cwd: moduleDir,
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  renameSync(partial, path);
-  // Builds of earlier sources are dead weight now.
-  for (const entry of readdirSync(cache)) {
-    if (entry.startsWith(prefix) && join(cache, entry) !== directory) rmSync(join(cache, entry), { recursive: true });
-  }
-  return { path, built: true };
-}
 
 interface Row {
   call: string;

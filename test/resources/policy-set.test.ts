@@ -95,7 +95,7 @@ describe("PolicySet check: the folder and the arguments at preview, before any r
     expect((await checked({ directory })).contentHash).not.toBe(before);
   });
 
-  it("packs what the service would read: .terraformignore honoured, .git and node_modules left out, links followed", async () => {
+  it("packs what go-slug would: .terraformignore honoured, .git left out (node_modules in, as go-slug has it), links followed", async () => {
     const directory = folderCopy("sentinel-baseline");
     const outside = mkdtempSync(join(work, "shared-"));
     writeFileSync(join(outside, "common.sentinel"), "shared = true\n");
@@ -115,7 +115,8 @@ describe("PolicySet check: the folder and the arguments at preview, before any r
     expect(files).toContain("common.sentinel");
     expect(files).toContain("keep.md");
     expect(files).toContain(".terraformignore");
-    expect(files.filter((file) => /^(\.git|node_modules|notes)\//.test(file))).toEqual([]);
+    expect(files.filter((file) => /^(\.git|notes)\//.test(file))).toEqual([]);
+    expect(files).toContain("node_modules/x/index.js");
   });
 
   it("names the argument and the fix for every bad input", async () => {

@@ -64,6 +64,9 @@ func all(errs ...error) error {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "slug" {
+		os.Exit(slugMain(os.Args[2:]))
+	}
 	organization := os.Getenv("CONFORMANCE_ORGANIZATION")
 	module := strings.Split(os.Getenv("CONFORMANCE_MODULE"), "/")
 	if organization == "" || len(module) != 3 || os.Getenv("TFE_ADDRESS") == "" || os.Getenv("TFE_TOKEN") == "" {
