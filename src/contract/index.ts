@@ -6,3 +6,4 @@ export * from "./policies";
 export * from "./policy-sets";
 export * from "./registry";
 export * from "./registry-modules";
+export * from "./workspaces";

@@ -1,19 +1,9 @@
-import type { IncomingMessage } from "node:http";
-import { setTimeout as sleep } from "node:timers/promises";
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyInstance } from "fastify";
 import { jsonApiMediaType } from "../contract/jsonapi";
 import { authenticate } from "./auth";
 import type { AppContext } from "./context";
-import {
-  ApiError,
-  errorDocument,
-  frameworkErrors,
-  installErrorHandling,
-  invalidAttribute,
-  isClientAbort,
-  sendError,
-} from "./errors";
-import type { Fault } from "./faults";
+import { ApiError, frameworkErrors, installErrorHandling, invalidAttribute, isClientAbort, sendError } from "./errors";
+import { installFaultHooks, wasResetByFault } from "./fault-hooks";
 import { buildOpenApiDocument, type DocumentedRoute } from "./openapi";
 import { installBodyTimeout } from "./request-bodies";
 import { registerDiscoveryRoute } from "./routes/discovery";
@@ -22,6 +12,7 @@ import { registerPolicyRoutes } from "./routes/policies";
 import { registerPolicySetRoutes } from "./routes/policy-sets";
 import { registerRegistryRoutes } from "./routes/registry";
 import { registerUploadRoute } from "./routes/upload";
+import { registerWorkspaceRoutes } from "./routes/workspaces";
 
 /** Largest JSON body accepted; policy code goes through the upload route, which has its own limit. */
 export const maxJsonBodyBytes = 1024 * 1024;
@@ -65,25 +56,6 @@ function lastValueQuery(query: string): Record<string, string> {
 
 function needsToken(url: string): boolean {
   return url.startsWith("/api/") && !url.startsWith("/api/openapi.json");
-}
-
-/** Requests fault mode reset: their closed connection is the server's doing, not a client abort. */
-const injectedResets = new WeakSet<IncomingMessage>();
-/** Requests whose route handler ran: only their answers can carry a fault "after the handler". */
-const reachedHandler = new WeakSet<IncomingMessage>();
-
-async function applyFault(fault: Fault, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-  if (fault.latencyMs > 0) await sleep(fault.latencyMs);
-  if (fault.reset) {
-    injectedResets.add(request.raw);
-    request.raw.socket.resetAndDestroy();
-    return true;
-  }
-  if (fault.status !== undefined) {
-    sendError(request, reply, ApiError.single(fault.status, "injected fault", "Fault mode answered this request."));
-    return true;
-  }
-  return false;
 }
 
 export function buildApp(context: AppContext): FastifyInstance {
@@ -138,7 +110,7 @@ export function buildApp(context: AppContext): FastifyInstance {
         path: request.url,
         route: request.routeOptions.url,
         status: reply.raw.writableFinished ? reply.statusCode : 0,
-        ...(!injectedResets.has(request.raw) && isClientAbort(request.raw) ? { clientAborted: true } : {}),
+        ...(!wasResetByFault(request.raw) && isClientAbort(request.raw) ? { clientAborted: true } : {}),
         durationMs: performance.now() - started,
         at: new Date().toISOString(),
       }),
@@ -154,33 +126,8 @@ export function buildApp(context: AppContext): FastifyInstance {
         throw ApiError.single(429, "too many requests", "Rate limit exceeded: wait X-RateLimit-Reset seconds.");
       }
     }
-    const fault = context.faults.pick(request.method, request.routeOptions.url, false);
-    if (fault && (await applyFault(fault, request, reply))) return reply;
   });
-
-  app.addHook("preHandler", async (request) => {
-    reachedHandler.add(request.raw);
-  });
-
-  app.addHook("onSend", async (request, reply, payload) => {
-    // A fault "after the handler" loses an answer to work done; one that was never done (a fault or a 429 before
-    // the handler, a refused body) has nothing to lose, and must not use up the rule's `times`.
-    if (!reachedHandler.has(request.raw)) return payload;
-    const fault = context.faults.pick(request.method, request.routeOptions.url, true);
-    if (!fault) return payload;
-    if (fault.latencyMs > 0) await sleep(fault.latencyMs);
-    if (fault.reset) {
-      request.raw.socket.resetAndDestroy();
-      return payload;
-    }
-    if (fault.status === undefined) return payload;
-    const { mediaType, body } = errorDocument(
-      request.url,
-      ApiError.single(fault.status, "injected fault", "Fault mode lost this answer."),
-    );
-    reply.code(fault.status).type(mediaType);
-    return JSON.stringify(body);
-  });
+  installFaultHooks(app, context.faults);
 
   app.setNotFoundHandler((request, reply) =>
     sendError(
@@ -212,6 +159,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   registerUploadRoute(app, context);
   registerModuleVersionRoutes(app, context);
   registerRegistryRoutes(app, context);
+  registerWorkspaceRoutes(app, context);
   registerDiscoveryRoute(app);
 
   let openApiDocument: Record<string, unknown> | undefined;

@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { maxPolicySetArchiveBytes } from "../contract/policy-sets";
 import { ArchiveError, unpackArchive } from "../policy-code/archive";
 import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
+import { installFaultHooks } from "./fault-hooks";
 import type { FaultInjector } from "./faults";
 import { ingestVersion } from "./policy-set-ingress";
 import { acceptBudgetedBodies, installBodyTimeout, type UploadMetrics } from "./request-bodies";
@@ -122,6 +123,7 @@ export function buildDownloadOrigin(origin: {
       return reply.type("application/octet-stream").send(Buffer.from(code.buffer, code.byteOffset, code.byteLength));
     },
   );
+  installFaultHooks(app, origin.faults);
   installBodyTimeout(app, origin.bodyTimeoutMs);
   registerVersionUploadRoute(app, origin);
   return app;
@@ -175,7 +177,13 @@ function registerVersionUploadRoute(
         await unpackArchive(archive);
       } catch (error) {
         if (!(error instanceof ArchiveError)) throw error;
-        if (error.status === 422) storage.finishVersion(versionId, { status: "errored", errorMessage: error.message });
+        // Only a version still waiting for its archive errors: one that took another upload meanwhile keeps it.
+        if (
+          error.status === 422 &&
+          !storage.finishVersion(versionId, { status: "errored", errorMessage: error.message })
+        ) {
+          throw ApiError.single(409, "conflict", "The version took another upload meanwhile.");
+        }
         throw ApiError.single(
           error.status,
           error.status === 413 ? "payload too large" : "invalid archive",

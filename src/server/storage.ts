@@ -572,6 +572,28 @@ export class Storage {
     );
   }
 
+  /** One page of an organization's workspaces or projects, by name. */
+  listScopeTargets(
+    table: "workspaces" | "projects",
+    query: { organization: string; limit: number; offset: number },
+  ): { items: ScopeTargetRecord[]; totalCount: number } {
+    const rows = this.all(
+      `SELECT id, organization, name FROM ${table} WHERE organization = ? ORDER BY name, id LIMIT ? OFFSET ?`,
+      query.organization,
+      query.limit,
+      query.offset,
+    );
+    const count = this.get(`SELECT COUNT(*) AS count FROM ${table} WHERE organization = ?`, query.organization);
+    return {
+      items: rows.map((row) => ({
+        id: String(row.id),
+        organization: String(row.organization),
+        name: String(row.name),
+      })),
+      totalCount: Number(count?.count ?? 0),
+    };
+  }
+
   scopeTarget(relationship: ScopeRelationship, id: string): ScopeTargetRecord | undefined {
     const row = this.get(`SELECT id, organization, name FROM ${scopeRelationships[relationship]} WHERE id = ?`, id);
     return row && { id: String(row.id), organization: String(row.organization), name: String(row.name) };
@@ -647,10 +669,16 @@ export class Storage {
   }
 
   /** The end of ingress: `ready`, or `errored` with the reason a user reads. */
-  finishVersion(id: string, outcome: { status: "ready" } | { status: "errored"; errorMessage: string }): void {
-    this.transaction(() => {
+  /**
+   * Settles a version, once: `ready` only from `ingressing`, `errored` from `pending` (an archive that could not be
+   * stored) or `ingressing`. A version already settled keeps its status, so a late answer to a second upload
+   * cannot turn a ready version errored. Answers whether it moved.
+   */
+  finishVersion(id: string, outcome: { status: "ready" } | { status: "errored"; errorMessage: string }): boolean {
+    return this.transaction(() => {
       const version = this.version(id);
-      if (!version) return;
+      const from = outcome.status === "ready" ? ["ingressing"] : ["pending", "ingressing"];
+      if (!version || !from.includes(version.status)) return false;
       const now = new Date().toISOString();
       this.run(
         "UPDATE policy_set_versions SET status = ?, error_message = ?, updated_at = ?, status_timestamps = ? WHERE id = ?",
@@ -660,6 +688,7 @@ export class Storage {
         JSON.stringify({ ...version.statusTimestamps, [outcome.status]: now }),
         id,
       );
+      return true;
     });
   }
 

@@ -12,6 +12,12 @@ import {
 } from "../../src/contract/policy-sets";
 import { registryErrorDocument, registryModuleVersion, registryModuleVersions } from "../../src/contract/registry";
 import { registryModuleDocument, registryModuleVersionDocument } from "../../src/contract/registry-modules";
+import {
+  projectDocument,
+  projectListDocument,
+  workspaceDocument,
+  workspaceListDocument,
+} from "../../src/contract/workspaces";
 
 const segment = "[^/?]+";
 const modules = `/api/v2/organizations/${segment}/registry-modules`;
@@ -45,6 +51,10 @@ const successDocuments: { method: string; path: RegExp; document: z.ZodType }[] 
     path: new RegExp(`^/api/v2/policy-sets/${segment}/parameters/${segment}$`),
     document: parameterDocument,
   },
+  { method: "GET", path: new RegExp(`^/api/v2/organizations/${segment}/workspaces$`), document: workspaceListDocument },
+  { method: "GET", path: new RegExp(`^/api/v2/organizations/${segment}/projects$`), document: projectListDocument },
+  { method: "GET", path: new RegExp(`^/api/v2/workspaces/${segment}$`), document: workspaceDocument },
+  { method: "GET", path: new RegExp(`^/api/v2/projects/${segment}$`), document: projectDocument },
   { method: "POST", path: new RegExp(`^${modules}$`), document: registryModuleDocument },
   {
     method: "POST",

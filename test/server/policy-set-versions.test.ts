@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -204,6 +205,36 @@ describe("policy set versions: an uploaded folder", () => {
     const pending = await call(server, "GET", `/api/v2/policy-set-versions/${version.id}`);
     expect(pending.body.data.attributes.status).toBe("pending");
     expect((await upload(version.upload, Buffer.alloc(11 * 1024 * 1024))).status).toBe(413);
+  });
+
+  it("moves a version forward once: a second upload that arrived while it waited, and fails late, leaves it ready", async () => {
+    const setId = await newSet("versioned-once");
+    const version = await newVersion(setId);
+    // The late upload is let in while the version waits, and sends its (broken) body only after the first settled.
+    const target = new URL(version.upload);
+    let release: () => void = () => {};
+    const late = new Promise<{ status: number; body: string }>((done, fail) => {
+      const request = httpRequest(
+        target,
+        { method: "PUT", headers: { "content-type": "application/octet-stream", "content-length": "64" } },
+        (response) => {
+          let body = "";
+          response
+            .on("data", (chunk) => (body += chunk))
+            .on("end", () => done({ status: response.statusCode ?? 0, body }));
+        },
+      );
+      request.on("error", fail);
+      request.write(Buffer.alloc(32, 1));
+      release = () => request.end(Buffer.alloc(32, 2));
+    });
+    await new Promise((done) => setTimeout(done, 100));
+    expect((await upload(version.upload, packFiles(sentinelFolder))).status).toBe(200);
+    expect((await settled(version.id)).attributes.status).toBe("ready");
+    release();
+    const answer = await late;
+    expect(answer.status).toBe(409);
+    expect((await settled(version.id)).attributes).toMatchObject({ status: "ready", "error-message": null });
   });
 
   it("refuses a forged or tampered link with 403, and a link sent with a token changes nothing about that", async () => {
