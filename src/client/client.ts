@@ -15,6 +15,7 @@ import { PolicySetsApi } from "./policy-sets";
 import { sharedRateLimiter } from "./rate-limiter";
 import { RegistryApi } from "./registry";
 import { defaultRetryPolicy, Transport } from "./transport";
+import { ScopeTargetsApi } from "./workspaces";
 
 export { libraryVersion };
 
@@ -36,6 +37,9 @@ export class TfeClient {
   readonly policySets: PolicySetsApi;
   readonly moduleVersions: ModuleVersionsApi;
   readonly registry: RegistryApi;
+  /** Workspaces and projects, read-only: what a policy set's scope names. */
+  readonly workspaces: ScopeTargetsApi;
+  readonly projects: ScopeTargetsApi;
   readonly address: string;
   readonly #transport: Transport;
 
@@ -59,6 +63,8 @@ export class TfeClient {
     this.policySets = new PolicySetsApi(this.#transport);
     this.moduleVersions = new ModuleVersionsApi(this.#transport);
     this.registry = new RegistryApi(this.#transport);
+    this.workspaces = new ScopeTargetsApi(this.#transport, "workspaces");
+    this.projects = new ScopeTargetsApi(this.#transport, "projects");
   }
 
   /**

@@ -65,3 +65,4 @@ export type {
   RegistryModuleVersionSummary,
 } from "./registry";
 export { defaultRetryPolicy, type RetryPolicy } from "./transport";
+export type { ScopeTarget, ScopeTargetsApi } from "./workspaces";

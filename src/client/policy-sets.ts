@@ -19,7 +19,7 @@ import {
   updateParameterRequest,
   updatePolicySetRequest,
 } from "../contract/policy-sets";
-import { TfeValidationError } from "./errors";
+import { TfeApiError, TfeValidationError } from "./errors";
 import { type Pagination, toPagination } from "./pagination";
 import { pathSegment } from "./paths";
 import type { Transport } from "./transport";
@@ -280,7 +280,13 @@ export class PolicySetsApi implements PolicySets {
     const body = validRequest(relationshipRequest(relationship), {
       data: ids.map((id) => ({ id: pathSegment(optionOfRelationship[relationship], id), type })),
     });
-    await this.transport.send({ method, path: `${setPath(policySetId)}/relationships/${relationship}`, body });
+    // Joining a relationship twice, or leaving it twice, changes nothing: a lost answer is retried like a PUT.
+    await this.transport.send({
+      method,
+      path: `${setPath(policySetId)}/relationships/${relationship}`,
+      body,
+      idempotent: true,
+    });
   }
 
   async createVersion(policySetId: string): Promise<PolicySetVersion> {
@@ -315,7 +321,16 @@ export class PolicySetsApi implements PolicySets {
         },
       ]);
     }
-    await this.transport.putToLink(version.uploadLink, archive, `policy set version ${version.id} upload`);
+    try {
+      await this.transport.putToLink(version.uploadLink, archive, `policy set version ${version.id} upload`);
+    } catch (error) {
+      // A retry finds the link spent when an earlier attempt got through and only its answer was lost: the link is
+      // this upload's alone, so a version that moved on holds what was sent.
+      if (error instanceof TfeApiError && error.status === 409 && error.attempts > 1) {
+        if ((await this.readVersion(version.id)).status !== "pending") return;
+      }
+      throw error;
+    }
   }
 
   async listParameters(policySetId: string): Promise<PolicySetParameter[]> {

@@ -50,6 +50,11 @@ interface RequestSpec {
   accept?: string;
   /** Statuses retried for this request on top of 429, 502, 503 and 504. */
   retryStatuses?: number[];
+  /**
+   * Retried like GET, PUT, PATCH and DELETE although it is a POST: one whose repeat changes nothing (joining a
+   * relationship a second time), so a lost answer or a 5xx costs a retry, not the run.
+   */
+  idempotent?: boolean;
 }
 
 interface JsonRequestSpec<S extends z.ZodType> extends RequestSpec {
@@ -236,7 +241,7 @@ export class Transport {
       payload = Buffer.from(JSON.stringify(spec.body));
       headers["content-type"] = jsonApiMediaType;
     }
-    const idempotent = idempotentMethods.has(spec.method);
+    const idempotent = spec.idempotent === true || idempotentMethods.has(spec.method);
 
     // A 429 is the service saying when to come back, not a failure: only maxElapsedMs bounds those retries. Counted
     // against maxRetries, several processes sharing a token ran one request's retries out on 429s alone.

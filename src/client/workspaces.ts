@@ -1,0 +1,48 @@
+import type { z } from "zod";
+import { maxPageSize } from "../contract/policies";
+import {
+  lenientScopeTargetDocument,
+  lenientScopeTargetListDocument,
+  type ScopeTargetType,
+} from "../contract/workspaces";
+import { toPagination } from "./pagination";
+import { pathSegment } from "./paths";
+import type { Transport } from "./transport";
+
+/** A workspace or a project, as far as a policy set's scope needs it. */
+export interface ScopeTarget {
+  id: string;
+  name: string;
+}
+
+/** Workspaces or projects (one class, two instances: `client.workspaces`, `client.projects`), read-only. */
+export class ScopeTargetsApi {
+  constructor(
+    private readonly transport: Transport,
+    private readonly type: ScopeTargetType,
+  ) {}
+
+  async read(id: string): Promise<ScopeTarget> {
+    const response = await this.transport.json({
+      method: "GET",
+      path: `/api/v2/${this.type}/${pathSegment(this.type === "workspaces" ? "workspaceId" : "projectId", id)}`,
+      schema: lenientScopeTargetDocument,
+    });
+    return { id: response.data.id, name: response.data.attributes.name };
+  }
+
+  /** Every workspace or project of the organization, page after page. */
+  async *listAll(organization: string): AsyncGenerator<ScopeTarget> {
+    for (let pageNumber: number | null = 1; pageNumber !== null; ) {
+      const response: z.output<typeof lenientScopeTargetListDocument> = await this.transport.json({
+        method: "GET",
+        path: `/api/v2/organizations/${pathSegment("organization", organization)}/${this.type}`,
+        query: { "page[number]": String(pageNumber), "page[size]": String(maxPageSize) },
+        schema: lenientScopeTargetListDocument,
+      });
+      yield* response.data.map((item) => ({ id: item.id, name: item.attributes.name }));
+      const next: number | null = toPagination(response.meta?.pagination, response.data.length).nextPage;
+      pageNumber = next !== null && next > pageNumber ? next : null;
+    }
+  }
+}
