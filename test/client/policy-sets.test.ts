@@ -105,6 +105,31 @@ describe("policy sets against the local server", () => {
     expect((await client.policySets.read(set.id)).currentVersionId).toBe(version.id);
   });
 
+  it("an upload whose answer is lost is retried, finds its link spent (409), and succeeds: the version holds it", async () => {
+    const client = testClient(server.url, { token: server.token });
+    const set = await client.policySets.create(organization, { name: "client-lost-upload" });
+    const version = await client.policySets.createVersion(set.id);
+    const folder = new Map([
+      ["sentinel.hcl", Buffer.from('policy "p" {\n  enforcement_level = "soft-mandatory"\n}\n')],
+      ["p.sentinel", Buffer.from("main = rule { true }\n")],
+    ]);
+    server.setFaults([
+      { route: "PUT /policy-set-versions/:versionId/upload", status: 503, afterHandler: true, times: 1 },
+    ]);
+    try {
+      await client.policySets.uploadVersion(version, packFiles(folder));
+    } finally {
+      server.setFaults([]);
+    }
+    const uploads = server.requestLog
+      .entries()
+      .filter((entry) => entry.path.includes(version.id) && entry.method === "PUT");
+    expect(uploads.map((entry) => entry.status)).toEqual([503, 409]);
+    expect((await client.policySets.readVersion(version.id)).status).not.toBe("pending");
+    // A 409 on the first attempt is a real conflict: the link was spent before this upload.
+    await expect(client.policySets.uploadVersion(version, packFiles(folder))).rejects.toMatchObject({ status: 409 });
+  });
+
   it("creates, lists, updates and deletes parameters; a sensitive value never comes back", async () => {
     const client = testClient(server.url, { token: server.token });
     const set = await client.policySets.create(organization, { name: "client-parameters" });
