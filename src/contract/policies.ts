@@ -30,13 +30,25 @@ export const enforcementLevelsByKind = {
 export const enforcementLevels = ["hard-mandatory", "soft-mandatory", "advisory", "mandatory"] as const;
 
 /**
- * Whether going from level `from` to level `to` weakens a policy of `kind`: the levels of each kind above go from the
- * strongest to the weakest. Levels a kind does not know compare as nothing (another rule reports them).
+ * How hard a level stops a run, comparable across kinds: advisory only warns; Sentinel's soft-mandatory may be
+ * overridden; hard-mandatory and OPA's mandatory stop it (an OPA set that is `overridable` is its own weakening).
+ * Undefined for a level the kind does not know (another rule reports it).
  */
-export function weakensEnforcement(kind: PolicyKind, from: string, to: string): boolean {
-  const order: readonly string[] = enforcementLevelsByKind[kind];
-  const [before, after] = [order.indexOf(from), order.indexOf(to)];
-  return before >= 0 && after > before;
+function enforcementStrength(kind: PolicyKind, level: string): number | undefined {
+  const strengths: Record<PolicyKind, Record<string, number>> = {
+    sentinel: { advisory: 1, "soft-mandatory": 2, "hard-mandatory": 3 },
+    opa: { advisory: 1, mandatory: 3 },
+  };
+  return Object.hasOwn(strengths[kind], level) ? strengths[kind][level] : undefined;
+}
+
+/**
+ * Whether going from level `from` of a `kind` policy to level `to` of a `toKind` policy (the same kind unless a set
+ * is replaced by one of another kind) weakens it. Levels a kind does not know compare as nothing.
+ */
+export function weakensEnforcement(kind: PolicyKind, from: string, to: string, toKind: PolicyKind = kind): boolean {
+  const [before, after] = [enforcementStrength(kind, from), enforcementStrength(toKind, to)];
+  return before !== undefined && after !== undefined && after < before;
 }
 export type EnforcementLevel = (typeof enforcementLevels)[number];
 

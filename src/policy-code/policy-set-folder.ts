@@ -107,17 +107,19 @@ class ConfigReader {
   }
 
   read(blocks: HclBlock[]): PolicySetFolderSummary {
-    const summary: PolicySetFolderSummary = { policies: {}, params: [] };
+    // By label in a Map: a label is any text (`constructor`, `__proto__`), never a member of an object's prototype.
+    const policies = new Map<string, string>();
+    const params: string[] = [];
     const declaredImports = new Set<string>();
     const sentinelPolicies: { block: HclBlock; file: string }[] = [];
     for (const block of blocks) {
       const label = block.labels[0];
       if (block.type === "policy" && label !== undefined) {
-        if (label in summary.policies) {
+        if (policies.has(label)) {
           this.problems.push(`${this.at(block)}: declared twice: each policy label may appear once`);
           continue;
         }
-        summary.policies[label] = this.level(block);
+        policies.set(label, this.level(block));
         if (this.kind === "opa")
           this.requireString(block, "query", "name the rule to evaluate, e.g. data.terraform.deny");
         else {
@@ -135,11 +137,11 @@ class ConfigReader {
           this.localFile(block, source ?? this.requireString(block, "source", "give the data file"));
         }
       } else if (this.kind === "sentinel" && block.type === "param" && label !== undefined) {
-        summary.params.push(label);
+        params.push(label);
       }
     }
     for (const { block, file } of sentinelPolicies) this.checkImports(block, file, declaredImports);
-    return summary;
+    return { policies: Object.fromEntries(policies), params };
   }
 
   private level(block: HclBlock): string {

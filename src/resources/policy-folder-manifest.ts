@@ -26,10 +26,9 @@ export class PolicyFolderManifestProvider extends ContextProvider implements pul
     if (weakenings.length === 0) return { inputs };
     const failures: CheckFailure[] = [];
     this.context.refuseWeakeningUnlessAllowed(failures, {
-      property: "policies",
-      change: `the policy folder's change weakens governance: ${weakenings.join("; ")}`,
+      subject: "the policy folder's change",
+      weakenings,
       allowedOnResource: inputs.allowWeakening,
-      resource: "the PolicyFolder",
     });
     return { inputs, failures };
   }

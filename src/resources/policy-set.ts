@@ -1,21 +1,13 @@
-import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
-import {
-  type CreatePolicySetOptions,
-  type PolicySetParameter,
-  type PolicySetScope,
-  type PolicySet as ServicePolicySet,
-  scopeRelationshipOf,
-  type UpdatePolicySetOptions,
-} from "../client/policy-sets";
+import type { CreatePolicySetOptions, PolicySetScope, PolicySet as ServicePolicySet } from "../client/policy-sets";
 import { maxNameLength } from "../contract/limits";
 import { type PolicyKind, policyKinds, policyNamePattern, weakensEnforcement } from "../contract/policies";
-import { maxPolicySetFiles, maxPolicySetUnpackedBytes } from "../contract/policy-sets";
-import { collectFolder, packFiles } from "../policy-code/archive";
+import { policySetArchiveSizeProblem } from "../contract/policy-sets";
+import { archiveSize, collectFolder, packFiles } from "../policy-code/archive";
 import { Opa } from "../policy-code/opa";
 import {
   configFileOfKind,
@@ -24,6 +16,19 @@ import {
   type PolicySetFolderSummary,
   readPolicySetFolder,
 } from "../policy-code/policy-set-folder";
+import {
+  changeSet,
+  createSetWithoutDuplicate,
+  findSetByName,
+  type ParameterState,
+  PartialChange,
+  type SetShape,
+  scopeOptions,
+  shapeOf,
+  storedParameter,
+  syncParameters,
+  uploadVersion,
+} from "./policy-set-requests";
 import { argumentFailures, outputSlots, propertiesThat, propertyTable } from "./property-table";
 import {
   type CheckFailure,
@@ -34,9 +39,12 @@ import {
   defaultOrganization,
   type IdShape,
   isUnknown,
+  partialFailure,
   sameValue,
 } from "./provider-context";
 import { ShimResource } from "./shim";
+
+export { hashParameterValue, type ParameterState } from "./policy-set-requests";
 
 export interface PolicySetArgs {
   /** Organization of the set; default: stack config `tfe:organization`, then `TFE_ORGANIZATION`. */
@@ -49,10 +57,14 @@ export interface PolicySetArgs {
   /**
    * A versioned set: the folder, laid out as the service reads it from version control (`sentinel.hcl` or
    * `policies.hcl` at its root, modules, static imports and parameters beside it), uploaded as a version whenever
-   * its content changes. Relative to the program's directory. Not with `policyIds`.
+   * its content changes. Relative to the program's directory. Not with `policyIds`; once a set holds versions it
+   * keeps its `directory`.
    */
   directory?: pulumi.Input<string>;
-  /** A set of individual policies (`Policy` resources' `policyId`). Not with `directory`. */
+  /**
+   * A set of individual policies (`Policy` resources' `policyId`). Not with `directory`. The set owns these
+   * memberships: a policy another resource put in the set is not drift here, and one taken out outside Pulumi is.
+   */
   policyIds?: pulumi.Input<pulumi.Input<string>[]>;
   /** Enforce on every workspace of the organization (`excludedWorkspaceIds` and `excludedProjectIds` still apply). */
   global?: pulumi.Input<boolean>;
@@ -76,16 +88,11 @@ export interface PolicySetArgs {
   adoptExisting?: pulumi.Input<boolean>;
   /**
    * Allow a change that weakens the set (a policy of the folder removed or its level lowered, scope narrowed,
-   * `overridable` turned on, a policy taken out), which otherwise fails `pulumi preview`. Stack config
-   * `tfe:allowWeakening: true` allows it for every resource.
+   * `overridable` turned on, a policy taken out, a replacement that enforces less), which otherwise fails `pulumi
+   * preview`. Stack config `tfe:allowWeakening: true` allows it for every resource, `TFE_ALLOW_WEAKENING=true` for
+   * one command.
    */
   allowWeakening?: pulumi.Input<boolean>;
-}
-
-/** A parameter as the provider holds it: state keeps a sensitive value as `sha256:<hex>` only. */
-export interface ParameterState {
-  value: string;
-  sensitive: boolean;
 }
 
 export interface PolicySetInputs extends Required<PolicySetScope> {
@@ -112,7 +119,13 @@ export interface PolicySetOutputs extends PolicySetInputs {
   policySetId: string;
   currentVersionId: string | null;
   parameterIds: Record<string, string>;
+  /** What Pulumi last made the service hold: a refresh that finds otherwise knows the service changed outside. */
+  applied?: AppliedScope;
 }
+
+/** The part of a set a weakening is judged on, as Pulumi last applied it. */
+type AppliedScope = Pick<SetShape, "global" | "overridable" | "policyIds" | keyof PolicySetScope>;
+const appliedProperties = ["global", "overridable", "policyIds", ...scopeOptions] as const;
 
 const scopeArgument = { argument: "string list", change: "updates", output: true } as const;
 /**
@@ -142,34 +155,46 @@ const policySetProperties = propertyTable<PolicySetArgs>()({
   policySetId: { change: "none", output: true },
   currentVersionId: { change: "none", output: true },
   parameterIds: { change: "none", output: true },
+  applied: { change: "none", output: false },
 });
 const replacingProperties = propertiesThat(policySetProperties, "replaces");
 const updatableProperties = propertiesThat(policySetProperties, "updates");
-const scopeOptions = Object.keys(scopeRelationshipOf) as (keyof PolicySetScope)[];
-
-/** How long `up` waits for an uploaded version to be read; `TFE_POLICY_SET_VERSION_TIMEOUT` (seconds) changes it. */
-function versionTimeoutMs(): number {
-  const seconds = Number(process.env.TFE_POLICY_SET_VERSION_TIMEOUT);
-  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 10 * 60 * 1000;
-}
 
 /**
- * Parameter names that hold credentials. Sentinel's configuration cannot mark a parameter sensitive, so the name is
- * what tells: such a value must come as a secret, or it would sit in plain text in the set and in state.
+ * Parameter names that hold credentials, word by word (`github_pat`, `webhookUrl`, `api-key`; not `max_tokens`,
+ * `author`). Sentinel's configuration cannot mark a parameter sensitive, so the name is what tells: such a value
+ * must come as a secret, or it would sit in plain text in the set and in state.
  */
-const credentialName = /token|secret|password|passwd|credential|private[_-]?key|api[_-]?key/i;
+const credentialWords = new Set([
+  "token",
+  "secret",
+  "password",
+  "passwd",
+  "pwd",
+  "passphrase",
+  "credential",
+  "credentials",
+  "pat",
+  "auth",
+  "bearer",
+  "webhook",
+  "dsn",
+  "apikey",
+  "privatekey",
+  "accesskey",
+  "secretkey",
+]);
+const keyQualifiers = new Set(["api", "access", "secret", "private", "ssh", "signing", "encryption", "client"]);
 
-export function hashParameterValue(value: string): string {
-  return `sha256:${createHash("sha256").update(value).digest("hex")}`;
-}
-
-/** Parameters as state keeps them: a sensitive value as its hash. */
-function storedParameters(parameters: Record<string, ParameterState>): Record<string, ParameterState> {
-  return Object.fromEntries(
-    Object.entries(parameters).map(([key, { value, sensitive }]) => [
-      key,
-      { value: sensitive && !value.startsWith("sha256:") ? hashParameterValue(value) : value, sensitive },
-    ]),
+export function namesCredential(key: string): boolean {
+  const words = key
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+  return words.some(
+    (word, index) =>
+      credentialWords.has(word) || (word === "key" && index > 0 && keyQualifiers.has(words[index - 1] as string)),
   );
 }
 
@@ -178,8 +203,23 @@ function regoVersionOf(policyToolVersion: string): "v0" | "v1" {
   return /^v?0\./.test(policyToolVersion) ? "v0" : "v1";
 }
 
+/** What checking the folder found: whether it could be read (a weakening can be judged only then), and what. */
+interface FolderCheck {
+  readable: boolean;
+  kind?: PolicyKind;
+  summary?: PolicySetFolderSummary;
+}
+
 export class PolicySetProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
-  /** Every input rule and the whole folder, before any request; unknown values (preview) pass. */
+  /** Ids of workspaces and projects found this operation: each is read once however many sets name it. */
+  private readonly foundScopeIds = new Map<string, Promise<boolean>>();
+  /**
+   * Archives packed at check, by content hash: `up` uploads exactly what its check hashed and sized, however the
+   * folder changes meanwhile. The provider process lives for one operation, so nothing here outlives it.
+   */
+  private readonly packedArchives = new Map<string, Buffer>();
+
+  /** Every input rule and the whole folder, before any write; unknown values (preview) pass. */
   async check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
     const failures = argumentFailures(policySetProperties, news, "PolicySet");
     if (failures.length > 0) return { inputs: news, failures };
@@ -195,7 +235,8 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
         reason: `name ${JSON.stringify(name)} may hold only letters, digits, '-' and '_' (at most ${maxNameLength}): e.g. "baseline"`,
       });
     }
-    if (news.kind !== undefined && !isUnknown(news.kind) && !policyKinds.includes(news.kind as PolicyKind)) {
+    const kindKnown = news.kind === undefined || isUnknown(news.kind) || policyKinds.includes(news.kind as PolicyKind);
+    if (!kindKnown) {
       failures.push({
         property: "kind",
         reason: `kind ${JSON.stringify(news.kind)} is not valid: use "sentinel" or "opa"`,
@@ -229,8 +270,9 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
         }
       }
     }
-    const folder = await this.checkFolder(failures, news, inputs);
-    const kind = (news.kind ?? folder?.kind ?? "sentinel") as PolicyKind;
+    checkDirectoryKept(failures, olds, news);
+    const folder: FolderCheck = kindKnown ? await this.checkFolder(failures, olds, news, inputs) : { readable: false };
+    const kind = (news.kind ?? folder.kind ?? "sentinel") as PolicyKind;
     inputs.kind = kind;
     inputs.agentEnabled = kind === "opa" || news.agentEnabled === true;
     if (kind === "opa" && news.agentEnabled === false) {
@@ -246,51 +288,64 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       });
     }
     inputs.overridable = kind === "sentinel" && !inputs.agentEnabled ? null : news.overridable === true;
-    inputs.parameters = this.checkParameters(failures, kind, news.parameters, folder?.summary);
-    this.checkWeakening(failures, olds, inputs);
+    inputs.parameters = this.checkParameters(failures, kind, news.parameters, folder.summary);
+    await this.checkScopeIdsExist(failures, olds, inputs);
+    await this.checkWeakening(failures, olds, inputs, folder.readable);
     return { inputs, failures };
   }
 
-  /** Reads the folder as the service will, and checks its Rego with `opa`; sets `contentHash` and `folderPolicies`. */
+  /**
+   * Reads the folder as the service will, checks its Rego with `opa`, and packs it when its content changed (the
+   * size the service counts is the archive's); sets `contentHash` and `folderPolicies`.
+   */
   private async checkFolder(
     failures: CheckFailure[],
+    olds: Record<string, unknown>,
     news: Record<string, unknown>,
     inputs: Record<string, unknown>,
-  ): Promise<{ kind: PolicyKind; summary: PolicySetFolderSummary } | undefined> {
+  ): Promise<FolderCheck> {
     inputs.contentHash = null;
     inputs.folderPolicies = {};
     const directory = news.directory;
     if (directory === undefined || isUnknown(directory)) {
       if (isUnknown(directory)) inputs.contentHash = directory;
-      return undefined;
+      return { readable: directory === undefined };
     }
     const fail = (reason: string) =>
       failures.push({ property: "directory", reason: `directory ${String(directory)}: ${reason}` });
     if (typeof directory !== "string" || directory === "") {
       fail("must be the path of the policy set's folder");
-      return undefined;
+      return { readable: false };
     }
     const path = resolve(directory);
     if (!statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
       fail(`does not exist (resolved to ${path}, relative to the program's directory)`);
-      return undefined;
+      return { readable: false };
     }
     let files: FolderFiles;
     try {
       const collected = collectFolder(path);
       files = collected.files;
       inputs.contentHash = collected.contentHash;
+      if (collected.contentHash !== olds.contentHash) {
+        // What a reviewer should see: the upload carries these files from outside the folder.
+        for (const link of collected.externalLinks) {
+          console.error(
+            `note: policy set "${String(news.name)}": directory ${directory}: ${link.path} links out of the folder, ` +
+              `to ${link.target}; its content is uploaded`,
+          );
+        }
+        const archive = packFiles(files);
+        const tooLarge = policySetArchiveSizeProblem(archiveSize(files, archive));
+        if (tooLarge) {
+          fail(tooLarge);
+          return { readable: false };
+        }
+        this.packedArchives.set(collected.contentHash, archive);
+      }
     } catch (error) {
       fail((error as Error).message);
-      return undefined;
-    }
-    const bytes = [...files.values()].reduce((total, file) => total + file.byteLength, 0);
-    if (bytes > maxPolicySetUnpackedBytes || files.size > maxPolicySetFiles) {
-      fail(
-        `holds ${files.size} files and ${bytes} bytes; a version holds at most ${maxPolicySetFiles} files and ` +
-          `${maxPolicySetUnpackedBytes} bytes: leave the rest out with a .terraformignore`,
-      );
-      return undefined;
+      return { readable: false };
     }
     const declared = news.kind as PolicyKind | undefined;
     const found = policyKinds.filter((kind) => files.has(configFileOfKind[kind]));
@@ -299,11 +354,11 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       const summary = await readPolicySetFolder(files, kind);
       inputs.folderPolicies = summary.policies;
       if (kind === "opa") await this.checkRego(fail, path, files, String(news.policyToolVersion ?? "latest"));
-      return { kind, summary };
+      return { readable: true, kind, summary };
     } catch (error) {
       if (!(error instanceof PolicySetFolderError)) throw error;
       for (const problem of error.problems) fail(problem);
-      return undefined;
+      return { readable: false, kind };
     }
   }
 
@@ -324,6 +379,10 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     }
   }
 
+  /**
+   * Each parameter with whether it is sensitive. A refusal names the key and never the value: it is reported on no
+   * property, since Pulumi prints the value of a property that a failure names.
+   */
   private checkParameters(
     failures: CheckFailure[],
     kind: PolicyKind,
@@ -334,7 +393,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     if (isUnknown(given)) return given;
     const parameters = given as Record<string, unknown>;
     if (kind === "opa" && Object.keys(parameters).length > 0) {
-      failures.push({ property: "parameters", reason: "parameters are for Sentinel sets: OPA sets take none" });
+      failures.push({ property: "", reason: "parameters are for Sentinel sets: OPA sets take none" });
     }
     const checked: Record<string, unknown> = {};
     for (const [key, entry] of Object.entries(parameters)) {
@@ -344,62 +403,180 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
         continue;
       }
       if (typeof value !== "string") {
-        failures.push({ property: "parameters", reason: `parameters.${key} must be a string` });
+        failures.push({ property: "", reason: `parameters.${key} must be a string` });
         continue;
       }
       checked[key] = { value, sensitive: sensitive === true };
       if (folder && !folder.params.includes(key)) {
         console.error(
-          `warning: parameters.${key}: the folder declares no param "${key}" in sentinel.hcl, so no policy reads it`,
+          `warning: policy set: parameters.${key}: the folder declares no param "${key}" in sentinel.hcl, so no policy reads it`,
         );
       }
-      if (credentialName.test(key) && sensitive !== true) {
+      if (namesCredential(key) && sensitive !== true) {
         failures.push({
-          property: "parameters",
-          reason: `parameters.${key} names a credential, and its value is no secret: pass it as pulumi.secret(...) or config.requireSecret(...), so it is sent as sensitive and never stored in plain text`,
+          property: "",
+          reason:
+            `parameters.${key} names a credential, and its value is no secret: pass it as pulumi.secret(...) or ` +
+            "config.requireSecret(...), so it is sent as sensitive and never stored in plain text",
         });
       }
     }
     return checked;
   }
 
-  /** Every weakening of the change at once, refused unless allowed. */
-  private checkWeakening(failures: CheckFailure[], olds: Record<string, unknown>, inputs: Record<string, unknown>) {
-    if (olds.kind === undefined || olds.kind !== inputs.kind) return;
-    const kind = inputs.kind as PolicyKind;
-    const weakenings: string[] = [];
-    const oldPolicies = (olds.folderPolicies ?? {}) as Record<string, string>;
-    const newPolicies = (inputs.folderPolicies ?? {}) as Record<string, string>;
-    if (inputs.contentHash !== null && !isUnknown(inputs.contentHash)) {
-      for (const [label, level] of Object.entries(oldPolicies)) {
-        const now = newPolicies[label];
-        if (now === undefined) weakenings.push(`policy "${label}" is removed from the folder`);
-        else if (weakensEnforcement(kind, level, now))
-          weakenings.push(`policy "${label}" goes from ${level} to ${now}`);
+  /**
+   * Every workspace and project id the change adds to the scope exists and is visible to this token: one read
+   * each, so a typo fails preview naming the id rather than a 422 half-way through `up`.
+   */
+  private async checkScopeIdsExist(
+    failures: CheckFailure[],
+    olds: Record<string, unknown>,
+    inputs: Record<string, unknown>,
+  ) {
+    if (failures.length > 0) return;
+    const reads: Promise<void>[] = [];
+    for (const property of scopeOptions) {
+      const ids = inputs[property];
+      if (!Array.isArray(ids)) continue;
+      const before = Array.isArray(olds[property]) ? (olds[property] as string[]) : [];
+      const kind = property === "workspaceIds" || property === "excludedWorkspaceIds" ? "workspaces" : "projects";
+      for (const id of ids) {
+        if (isUnknown(id) || before.includes(id)) continue;
+        reads.push(
+          this.scopeIdExists(kind, id).then((exists) => {
+            if (exists) return;
+            failures.push({
+              property,
+              reason:
+                `${property}: ${kind === "workspaces" ? "workspace" : "project"} ${id} does not exist in organization ` +
+                `"${String(inputs.organization)}", or this token cannot see it: check the id (a name is not an id)`,
+            });
+          }),
+        );
       }
     }
+    await Promise.all(reads);
+  }
+
+  private scopeIdExists(kind: "workspaces" | "projects", id: string): Promise<boolean> {
+    let found = this.foundScopeIds.get(id);
+    if (!found) {
+      found = this.context.client[kind].read(id).then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof TfeApiError && error.status === 404) return false;
+          throw error;
+        },
+      );
+      this.foundScopeIds.set(id, found);
+    }
+    return found;
+  }
+
+  /**
+   * Every weakening of the change at once, refused unless allowed. The base is what the set enforces now: for a
+   * versioned set, the policies of its current version as `up` recorded them (never blanked, see
+   * {@link checkDirectoryKept}); for a replacement (`kind` changed), the old set against the new one.
+   */
+  private async checkWeakening(
+    failures: CheckFailure[],
+    olds: Record<string, unknown>,
+    inputs: Record<string, unknown>,
+    folderReadable: boolean,
+  ) {
+    if (olds.kind === undefined || isUnknown(inputs.kind)) return;
+    const [fromKind, toKind] = [olds.kind as PolicyKind, inputs.kind as PolicyKind];
+    const weakenings: string[] = [];
+    if (fromKind !== toKind) weakenings.push(`kind goes from ${fromKind} to ${toKind}, which replaces the set`);
+    const oldPolicies = (olds.folderPolicies ?? {}) as Record<string, string>;
+    const newPolicies = (inputs.folderPolicies ?? {}) as Record<string, string>;
+    // A folder that cannot be read says so on its own; its policies are not "removed".
+    if (folderReadable && inputs.contentHash !== null && !isUnknown(inputs.contentHash)) {
+      for (const [label, level] of Object.entries(oldPolicies)) {
+        const now = Object.hasOwn(newPolicies, label) ? newPolicies[label] : undefined;
+        if (now === undefined) weakenings.push(`policy "${label}" is removed from the folder`);
+        else if (weakensEnforcement(fromKind, level, now, toKind)) {
+          weakenings.push(`policy "${label}" goes from ${level} to ${now}`);
+        }
+      }
+    }
+    const restoring = (property: (typeof appliedProperties)[number]) => {
+      const applied = (olds.applied as AppliedScope | undefined)?.[property];
+      return applied !== undefined && !sameValue(olds[property], applied) && sameValue(inputs[property], applied)
+        ? " (this puts back what Pulumi last applied: the service was changed outside Pulumi since)"
+        : "";
+    };
     const removed = (property: string) => {
       const [before, after] = [olds[property], inputs[property]];
-      if (!Array.isArray(before) || !Array.isArray(after) || after.some(isUnknown)) return [];
+      if (!Array.isArray(before) || !Array.isArray(after)) return [];
       return before.filter((id) => !after.includes(id));
     };
-    if (olds.global === true && inputs.global === false) weakenings.push("global is turned off");
-    for (const property of ["workspaceIds", "projectIds", "policyIds"]) {
+    if (olds.global === true && inputs.global === false) weakenings.push(`global is turned off${restoring("global")}`);
+    for (const property of ["workspaceIds", "projectIds"] as const) {
       const gone = removed(property);
-      if (gone.length > 0) weakenings.push(`${property} loses ${gone.join(", ")}`);
+      if (gone.length > 0) weakenings.push(`${property} loses ${gone.join(", ")}${restoring(property)}`);
     }
-    for (const property of ["excludedWorkspaceIds", "excludedProjectIds"]) {
-      const added = addedIds(olds[property], inputs[property]);
-      if (added.length > 0) weakenings.push(`${property} gains ${added.join(", ")}`);
+    const leaving = removed("policyIds");
+    if (leaving.length > 0) {
+      const replaced = Array.isArray(inputs.policyIds) && inputs.policyIds.some(isUnknown);
+      weakenings.push(
+        `policyIds loses ${await this.describePolicies(leaving)}${restoring("policyIds")}` +
+          (replaced
+            ? ": a Policy that is replaced (renamed without aliases, or its organization or kind changed) gets a new " +
+              "id, and its old one leaves the set; to keep the policy, give a renamed Policy its old name with the " +
+              "aliases resource option"
+            : ""),
+      );
     }
-    if (olds.overridable !== true && inputs.overridable === true) weakenings.push("overridable is turned on");
-    if (weakenings.length === 0) return;
+    for (const property of ["excludedWorkspaceIds", "excludedProjectIds"] as const) {
+      const before = Array.isArray(olds[property]) ? (olds[property] as string[]) : [];
+      const after = Array.isArray(inputs[property]) ? (inputs[property] as unknown[]) : [];
+      const added = after.filter((id) => !isUnknown(id) && !before.includes(id as string));
+      if (added.length > 0) weakenings.push(`${property} gains ${added.join(", ")}${restoring(property)}`);
+    }
+    if (olds.overridable !== true && inputs.overridable === true) {
+      weakenings.push(`overridable is turned on${restoring("overridable")}`);
+    }
+    // A replacement of another kind that loses nothing (an empty set) weakens nothing.
+    if (weakenings.length === 1 && fromKind !== toKind) return;
     this.context.refuseWeakeningUnlessAllowed(failures, {
-      property: "allowWeakening",
-      change: `policy set "${String(inputs.name)}" is weakened: ${weakenings.join("; ")}`,
+      subject: `policy set "${String(inputs.name)}"`,
+      weakenings,
       allowedOnResource: inputs.allowWeakening === true,
-      resource: "the resource",
     });
+  }
+
+  /** Policy ids with their names where the service still has them (one read each; only when a refusal names them). */
+  private async describePolicies(ids: string[]): Promise<string> {
+    let client: TfeClient;
+    try {
+      client = this.context.client;
+    } catch {
+      return ids.join(", ");
+    }
+    const named = await Promise.all(
+      ids.map((id) =>
+        client.policies.read(id).then(
+          (policy) => `${id} ("${policy.name}")`,
+          () => id,
+        ),
+      ),
+    );
+    return named.join(", ");
+  }
+
+  /** The archive check packed for this content, or the folder packed now when it still holds that content. */
+  private archiveFor(inputs: PolicySetInputs): Buffer {
+    const packed = inputs.contentHash ? this.packedArchives.get(inputs.contentHash) : undefined;
+    if (packed) return packed;
+    const { files, contentHash } = collectFolder(resolve(inputs.directory as string));
+    if (contentHash !== inputs.contentHash) {
+      throw new Error(
+        `directory ${inputs.directory} changed after preview checked it: run up again, which checks and uploads what ` +
+          "it holds then",
+      );
+    }
+    return packFiles(files);
   }
 
   async diff(_id: string, olds: PolicySetOutputs, news: PolicySetInputs): Promise<pulumi.dynamic.DiffResult> {
@@ -409,52 +586,89 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     };
     const replaces = changedProperties(olds, comparable, replacingProperties);
     const updates = changedProperties(olds, comparable, updatableProperties);
-    return {
-      changes: replaces.length + updates.length > 0,
-      replaces,
-      // Names are unique in an organization: a replacement that keeps the name must delete the old one first.
-      deleteBeforeReplace: replaces.length > 0 && olds.name === news.name && olds.organization === news.organization,
-    };
+    // Names are unique in an organization: a replacement that keeps the name must delete the old one first.
+    const deleteBeforeReplace =
+      replaces.length > 0 && olds.name === news.name && olds.organization === news.organization;
+    if (deleteBeforeReplace) {
+      console.error(
+        `warning: policy set "${news.name}" is replaced (${replaces.join(", ")} changed): the service holds one set ` +
+          "of a name, so the old set is deleted before the new one is made, and no set of that name enforces in " +
+          "between. To make the new set first, give it another name in the same change",
+      );
+    }
+    return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace };
   }
 
   async create(inputs: PolicySetInputs): Promise<pulumi.dynamic.CreateResult> {
     const client = this.context.client;
-    const { policySet, createdHere, parameters, parameterIds: heldIds } = await this.createOrAdopt(client, inputs);
+    const { policySet, createdHere } = await this.createOrAdopt(client, inputs);
+    const held = {
+      shape: shapeOf(policySet, inputs.policyToolVersion),
+      parameters: {} as Record<string, ParameterState>,
+      parameterIds: {} as Record<string, string>,
+      currentVersionId: policySet.currentVersionId,
+      contentHash: null as string | null,
+      folderPolicies: {} as Record<string, string>,
+    };
     try {
-      const parameterIds = await syncParameters(client, policySet.id, parameters, heldIds, inputs.parameters);
-      const currentVersionId =
-        inputs.directory === undefined ? policySet.currentVersionId : await uploadFolder(client, policySet.id, inputs);
-      return { id: policySet.id, outs: toOutputs(inputs, policySet.id, currentVersionId, parameterIds) };
-    } catch (error) {
-      if (!createdHere) throw error;
-      const outcome = await client.policySets.delete(policySet.id).then(
-        () => "the policy set just created was deleted again, so nothing is left behind",
-        (deleteError: Error) =>
-          `deleting it again failed too (${deleteError.message}): delete policy set ${policySet.id}, or set adoptExisting: true`,
+      if (!createdHere) {
+        // An adopted set's memberships that this resource does not declare belong to whoever put them there.
+        const from = { ...held.shape, policyIds: held.shape.policyIds.filter((id) => inputs.policyIds.includes(id)) };
+        held.shape = await changeSet(client, policySet.id, from, shapeOfInputs(inputs));
+      }
+      const onService = createdHere ? [] : await client.policySets.listParameters(policySet.id);
+      Object.assign(held, await syncParameters(client, policySet.id, onService, {}, inputs.parameters));
+      if (inputs.directory !== undefined) {
+        held.currentVersionId = await uploadVersion(client, policySet.id, this.archiveFor(inputs), labelOf(inputs));
+        held.contentHash = inputs.contentHash;
+        held.folderPolicies = inputs.folderPolicies;
+      }
+      return { id: policySet.id, outs: outputsOf(inputs, policySet.id, held) };
+    } catch (failure) {
+      const error = absorb(held, failure);
+      if (!createdHere) throw partialFailure(error, policySet.id, outputsOf(inputs, policySet.id, held));
+      // A set made by this create that could not be made whole goes again, so nothing is left behind; where the
+      // delete fails too, the state keeps the set, so nothing is orphaned either.
+      try {
+        await client.policySets.delete(policySet.id);
+      } catch (deleteError) {
+        throw partialFailure(
+          new Error(
+            `policy set "${inputs.name}": ${error.message}; deleting the set just created failed too ` +
+              `(${(deleteError as Error).message}), so the state keeps it and the next up completes it`,
+          ),
+          policySet.id,
+          outputsOf(inputs, policySet.id, held),
+        );
+      }
+      throw new Error(
+        `policy set "${inputs.name}": ${error.message}; the policy set just created was deleted again, so nothing is left behind`,
       );
-      throw new Error(`policy set "${inputs.name}": ${(error as Error).message}; ${outcome}`);
     }
   }
 
-  private async createOrAdopt(client: TfeClient, inputs: PolicySetInputs): Promise<Adopted> {
+  private async createOrAdopt(
+    client: TfeClient,
+    inputs: PolicySetInputs,
+  ): Promise<{ policySet: ServicePolicySet; createdHere: boolean }> {
     if (!inputs.adoptExisting) {
       try {
-        const policySet = await client.policySets.create(inputs.organization, createOptions(inputs));
+        const policySet = await createSetWithoutDuplicate(client, inputs.organization, createOptions(inputs));
         this.context.claimed.set(policySet.id, "created");
-        return { policySet, createdHere: true, parameters: {}, parameterIds: {} };
+        return { policySet, createdHere: true };
       } catch (error) {
         if (!(error instanceof TfeApiError && error.status === 422 && error.invalidAttributes.includes("name")))
           throw error;
-        const existing = await findByName(client, inputs.organization, inputs.name);
+        const existing = await findSetByName(client, inputs.organization, inputs.name);
         throw new Error(
           `a policy set named "${inputs.name}" already exists in organization "${inputs.organization}"` +
             `${existing ? ` (${existing.id})` : ""}, and this resource did not create it. If the resource was renamed, ` +
             "give it its old name with the aliases resource option; to manage that set here, set adoptExisting: true; " +
-            "else choose another name",
+            "if a killed pulumi up created it, run npx tfe-governance pending-creates --apply; else choose another name",
         );
       }
     }
-    const existing = await findByName(client, inputs.organization, inputs.name);
+    const existing = await findSetByName(client, inputs.organization, inputs.name);
     if (!existing) return this.createOrAdopt(client, { ...inputs, adoptExisting: false });
     if (this.context.claimed.has(existing.id)) {
       throw new Error(
@@ -467,15 +681,8 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       );
     }
     this.context.claimed.set(existing.id, "adopted");
-    await syncSettingsAndScope(client, existing.id, heldInputs(existing, inputs, {}), inputs);
-    // The set's parameters are taken over: the declared ones are written, the others deleted.
-    const parameters = await client.policySets.listParameters(existing.id);
-    return {
-      policySet: existing,
-      createdHere: false,
-      parameters: parameterStates(parameters, {}),
-      parameterIds: idsOf(parameters),
-    };
+    // A list answer may leave relationships out: read the set whole before comparing.
+    return { policySet: await client.policySets.read(existing.id), createdHere: false };
   }
 
   async read(id: string, props: Partial<PolicySetOutputs>): Promise<pulumi.dynamic.ReadResult> {
@@ -484,59 +691,127 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     try {
       policySet = await client.policySets.read(id);
     } catch (error) {
-      if (error instanceof TfeApiError && error.status === 404) return {};
-      throw error;
+      if (!(error instanceof TfeApiError && error.status === 404)) throw error;
+      if (await canListPolicySets(client, props.organization)) return {};
+      throw new Error(
+        `reading policy set ${id} failed: the service answered 404, and this token cannot list the policy sets of ` +
+          `organization "${props.organization}" either, so the token may lack access rather than the set be gone; ` +
+          "it stays in state. Check tfe:token, TFE_TOKEN or the credentials file",
+      );
     }
     const parameters = policySet.kind === "sentinel" ? await client.policySets.listParameters(id) : [];
     const declared = props as PolicySetOutputs;
-    const held = heldInputs(policySet, declared, parameterStates(parameters, declared.parameters ?? {}));
-    // A version uploaded outside Pulumi: the folder's hash no longer says what the set holds, so the next up uploads
-    // the folder again.
-    if (props.currentVersionId !== undefined && policySet.currentVersionId !== props.currentVersionId) {
-      held.contentHash = `changed outside Pulumi: current version ${policySet.currentVersionId ?? "none"}`;
-    }
-    const outs = toOutputs(held, id, policySet.currentVersionId, idsOf(parameters));
+    const shape = shapeOf(policySet, declared.policyToolVersion ?? "latest");
+    // The set owns the memberships it declares: a policy another resource (a Policy's policySetIds) put in the set
+    // is not drift here; one the set declared and that left it outside Pulumi is.
+    if (Array.isArray(declared.policyIds))
+      shape.policyIds = shape.policyIds.filter((policyId) => declared.policyIds.includes(policyId));
+    const recorded = declared.parameters ?? {};
+    const held = {
+      shape,
+      parameters: Object.fromEntries(
+        parameters.map(({ key, value, sensitive }) => [
+          key,
+          // A sensitive value never comes back: the state's hash stands for it, or nothing where state had none.
+          sensitive ? { value: recorded[key]?.sensitive ? recorded[key].value : "", sensitive } : { value, sensitive },
+        ]),
+      ),
+      parameterIds: Object.fromEntries(parameters.map(({ key, id: parameterId }) => [key, parameterId])),
+      currentVersionId: policySet.currentVersionId,
+      // The folder's hash and policies stand for the version Pulumi uploaded; a version uploaded outside Pulumi
+      // moves the hash (the next up uploads the folder again) and keeps the policies as the base of comparison.
+      contentHash:
+        declared.currentVersionId !== undefined && policySet.currentVersionId !== declared.currentVersionId
+          ? `changed outside Pulumi: current version ${policySet.currentVersionId ?? "none"}`
+          : (declared.contentHash ?? null),
+      folderPolicies: declared.folderPolicies ?? {},
+    };
+    const declaredInputs = { ...declared, kind: policySet.kind } as PolicySetInputs;
+    const outs = outputsOf(declaredInputs, id, held, declared.applied);
     const { policySetId: _id, currentVersionId: _version, parameterIds: _ids, ...inputs } = outs;
     return { id, props: outs, inputs };
   }
 
   async update(id: string, olds: PolicySetOutputs, news: PolicySetInputs): Promise<pulumi.dynamic.UpdateResult> {
     const client = this.context.client;
-    // The folder goes first: an errored version fails the update before anything else changed, and state keeps the
-    // last ready version.
-    const currentVersionId =
-      news.directory !== undefined && olds.contentHash !== news.contentHash
-        ? await uploadFolder(client, id, news)
-        : olds.currentVersionId;
-    await syncSettingsAndScope(client, id, olds, news);
-    const parameterIds = await syncParameters(
-      client,
-      id,
-      olds.parameters ?? {},
-      olds.parameterIds ?? {},
-      news.parameters,
-    );
-    return { outs: toOutputs(news, id, currentVersionId, parameterIds) };
+    const held = {
+      shape: shapeOfInputs(olds),
+      parameters: olds.parameters ?? {},
+      parameterIds: olds.parameterIds ?? {},
+      currentVersionId: olds.currentVersionId,
+      contentHash: olds.contentHash,
+      folderPolicies: olds.folderPolicies ?? {},
+    };
+    try {
+      // The folder goes first: an errored version fails the update before anything else changed, and state keeps
+      // the last ready version.
+      if (news.directory !== undefined && olds.contentHash !== news.contentHash) {
+        held.currentVersionId = await uploadVersion(client, id, this.archiveFor(news), labelOf(news));
+        held.contentHash = news.contentHash;
+        held.folderPolicies = news.folderPolicies;
+      }
+      held.shape = await changeSet(client, id, held.shape, shapeOfInputs(news));
+      if (
+        !sameValue(held.parameters, storedParameters(news.parameters)) ||
+        !sameValue(Object.keys(held.parameterIds).sort(), Object.keys(held.parameters).sort())
+      ) {
+        const onService = await client.policySets.listParameters(id);
+        Object.assign(held, await syncParameters(client, id, onService, held.parameters, news.parameters));
+      }
+      return { outs: outputsOf(news, id, held) };
+    } catch (failure) {
+      const error = absorb(held, failure);
+      // What went through is in the state: the next up reads from there and sends only what is left.
+      throw partialFailure(error, id, outputsOf(news, id, held));
+    }
   }
 
-  async delete(id: string): Promise<void> {
+  async delete(id: string, props: Partial<PolicySetOutputs> = {}): Promise<void> {
     if (this.context.adoptedThisOperation(id)) return;
+    const client = this.context.client;
     try {
-      await this.context.client.policySets.delete(id);
+      await client.policySets.delete(id);
     } catch (error) {
       if (!(error instanceof TfeApiError && error.status === 404)) throw error;
+      // Gone already is success; but 404 also answers a token that may not delete the set, or not see it.
+      const stillThere = await client.policySets.read(id).then(
+        () => true,
+        (readError: unknown) => {
+          if (readError instanceof TfeApiError && readError.status === 404) return false;
+          throw readError;
+        },
+      );
+      if (!stillThere && (await canListPolicySets(client, props.organization))) return;
+      throw new Error(
+        `deleting policy set ${id} failed: the service answered 404, but ` +
+          (stillThere
+            ? 'the set is still there and enforcing: the token lacks the team permission "Manage policies"'
+            : `this token cannot list the policy sets of organization "${props.organization}" either`) +
+          `; it stays in state. Use a token that may manage policies in "${props.organization}" ` +
+          "(tfe:token, TFE_TOKEN or the credentials file)",
+      );
     }
   }
 }
 
-interface Adopted {
-  policySet: ServicePolicySet;
-  createdHere: boolean;
-  parameters: Record<string, ParameterState>;
-  parameterIds: Record<string, string>;
+/**
+ * Removing `directory` from a set that holds versions would send nothing (the service keeps evaluating its current
+ * version) and blank the record a later weakening is compared with. Refused, with what to do instead.
+ */
+function checkDirectoryKept(failures: CheckFailure[], olds: Record<string, unknown>, news: Record<string, unknown>) {
+  const versioned = typeof olds.contentHash === "string" || typeof olds.directory === "string";
+  if (!versioned || news.directory !== undefined) return;
+  failures.push({
+    property: "directory",
+    reason:
+      `directory cannot be removed from a set that holds versions: the service keeps evaluating its current ` +
+      `version (from ${String(olds.directory ?? "the folder")}) whatever the program says. To change its policies, ` +
+      "change the folder; to stop enforcing it, remove the PolicySet resource (which deletes the set); to hold " +
+      "individual policies instead, declare a new PolicySet",
+  });
 }
 
-/** What the ids of each list argument look like. */
+/** A list of service ids, with what it must look like. */
 const idShapes: Record<"policyIds" | keyof PolicySetScope, IdShape> = {
   policyIds: { what: "policy", pattern: /^pol-[A-Za-z0-9]+$/, example: "pol-u3S5p2Uwk21keu1s" },
   workspaceIds: { what: "workspace", pattern: /^ws-[A-Za-z0-9]+$/, example: "ws-3yVQZvHzf5j3WRJ1" },
@@ -544,11 +819,6 @@ const idShapes: Record<"policyIds" | keyof PolicySetScope, IdShape> = {
   projectIds: { what: "project", pattern: /^prj-[A-Za-z0-9]+$/, example: "prj-3yVQZvHzf5j3WRJ1" },
   excludedProjectIds: { what: "project", pattern: /^prj-[A-Za-z0-9]+$/, example: "prj-3yVQZvHzf5j3WRJ1" },
 };
-
-function addedIds(before: unknown, after: unknown): string[] {
-  if (!Array.isArray(before) || !Array.isArray(after) || after.some(isUnknown)) return [];
-  return (after as string[]).filter((id) => !before.includes(id));
-}
 
 function createOptions(inputs: PolicySetInputs): CreatePolicySetOptions {
   return {
@@ -564,167 +834,91 @@ function createOptions(inputs: PolicySetInputs): CreatePolicySetOptions {
   };
 }
 
-/** The PATCH for what changed, then each relationship's additions before its removals. */
-async function syncSettingsAndScope(
-  client: TfeClient,
-  id: string,
-  held: Omit<PolicySetInputs, "parameters">,
-  declared: PolicySetInputs,
-): Promise<void> {
-  const patch: UpdatePolicySetOptions = {};
-  if (held.name !== declared.name) patch.name = declared.name;
-  if (!sameValue(held.description, declared.description)) patch.description = declared.description;
-  if (held.global !== declared.global) patch.global = declared.global;
-  if (held.agentEnabled !== declared.agentEnabled) patch.agentEnabled = declared.agentEnabled;
-  if (!sameValue(held.overridable, declared.overridable) && declared.overridable !== null) {
-    patch.overridable = declared.overridable;
-  }
-  if (held.policyToolVersion !== declared.policyToolVersion) patch.policyToolVersion = declared.policyToolVersion;
-  if (Object.keys(patch).length > 0) await client.policySets.update(id, patch);
-  for (const option of scopeOptions) {
-    const relationship = scopeRelationshipOf[option];
-    // A global set has no workspaces or projects: the PATCH above dropped them on the service.
-    if (declared.global && (relationship === "workspaces" || relationship === "projects")) continue;
-    const before = held.global && (relationship === "workspaces" || relationship === "projects") ? [] : held[option];
-    const adds = addedIds(before, declared[option]);
-    const removes = addedIds(declared[option], before);
-    if (adds.length > 0) await client.policySets.addToScope(id, relationship, adds);
-    if (removes.length > 0) await client.policySets.removeFromScope(id, relationship, removes);
-  }
-  const joins = addedIds(held.policyIds, declared.policyIds);
-  const leaves = addedIds(declared.policyIds, held.policyIds);
-  if (joins.length > 0) await client.policySets.addPolicies(id, joins);
-  if (leaves.length > 0) await client.policySets.removePolicies(id, leaves);
-}
-
-/**
- * Makes the set's parameters the declared ones: new keys created, changed values updated, removed keys deleted. A
- * parameter that stops being sensitive is deleted and created again, as the service cannot turn that off.
- */
-async function syncParameters(
-  client: TfeClient,
-  setId: string,
-  held: Record<string, ParameterState>,
-  heldIds: Record<string, string>,
-  declared: Record<string, ParameterState>,
-): Promise<Record<string, string>> {
-  const ids = { ...heldIds };
-  for (const [key, { value, sensitive }] of Object.entries(declared)) {
-    const before = held[key];
-    const id = ids[key];
-    const stored = sensitive ? hashParameterValue(value) : value;
-    if (before && id && before.value === stored && before.sensitive === sensitive) continue;
-    if (before && id && !(before.sensitive && !sensitive)) {
-      await client.policySets.updateParameter(setId, id, { value, sensitive });
-      continue;
-    }
-    if (id) await client.policySets.deleteParameter(setId, id);
-    ids[key] = (await client.policySets.createParameter(setId, { key, value, sensitive })).id;
-  }
-  for (const key of Object.keys(ids)) {
-    if (key in declared) continue;
-    await client.policySets.deleteParameter(setId, ids[key] as string);
-    delete ids[key];
-  }
-  return ids;
-}
-
-/**
- * Packs the folder as it is now, uploads it as a new version, and waits for the service to read it: the version's
- * id once ready; the service's own `error-message` when it errors. Progress goes to the provider's output.
- */
-async function uploadFolder(client: TfeClient, setId: string, inputs: PolicySetInputs): Promise<string> {
-  const { files } = collectFolder(resolve(inputs.directory as string));
-  const version = await client.policySets.createVersion(setId);
-  await client.policySets.uploadVersion(version, packFiles(files));
-  const started = Date.now();
-  let reported = started;
-  for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 2000)) {
-    const read = await client.policySets.readVersion(version.id);
-    if (read.status === "ready") return read.id;
-    if (read.status === "errored") {
-      throw new Error(
-        `the service could not read version ${read.id} of ${inputs.directory}: ${read.errorMessage ?? "no reason given"}. ` +
-          "The set keeps its last ready version",
-      );
-    }
-    const elapsed = Date.now() - started;
-    if (elapsed > versionTimeoutMs()) {
-      throw new Error(
-        `version ${read.id} of ${inputs.directory} is still ${read.status} after ${Math.round(elapsed / 1000)} s ` +
-          "(TFE_POLICY_SET_VERSION_TIMEOUT): the set keeps its last ready version; run up again to check on it",
-      );
-    }
-    if (Date.now() - reported >= 10_000) {
-      reported = Date.now();
-      console.error(
-        `policy set "${inputs.name}": version ${read.id} is ${read.status} (${Math.round(elapsed / 1000)} s)`,
-      );
-    }
-    await new Promise((done) => setTimeout(done, delayMs));
-  }
-}
-
-async function findByName(client: TfeClient, organization: string, name: string) {
-  for await (const policySet of client.policySets.listAll(organization, { search: name })) {
-    if (policySet.name === name) return policySet;
-  }
-  return undefined;
-}
-
-function parameterStates(
-  parameters: readonly PolicySetParameter[],
-  recorded: Record<string, ParameterState>,
-): Record<string, ParameterState> {
-  return Object.fromEntries(
-    parameters.map(({ key, value, sensitive }) => [
-      key,
-      // A sensitive value never comes back: the state's hash stands for it, or nothing where state had none.
-      { value: sensitive ? (recorded[key]?.sensitive ? (recorded[key]?.value ?? "") : "") : value, sensitive },
-    ]),
-  );
-}
-
-function idsOf(parameters: readonly PolicySetParameter[]): Record<string, string> {
-  return Object.fromEntries(parameters.map(({ key, id }) => [key, id]));
-}
-
-/** The declaration, with what the service holds in place of each property it reports. */
-function heldInputs(
-  policySet: ServicePolicySet,
-  declared: Partial<PolicySetInputs>,
-  parameters: Record<string, ParameterState>,
-): PolicySetInputs {
+function shapeOfInputs(inputs: Partial<PolicySetInputs>): SetShape {
+  const list = (ids: string[] | undefined) => [...(ids ?? [])].sort();
   return {
-    organization: declared.organization as string,
-    name: policySet.name,
-    description: policySet.description,
-    kind: policySet.kind,
-    ...(declared.directory !== undefined ? { directory: declared.directory } : {}),
-    contentHash: declared.contentHash ?? null,
-    folderPolicies: declared.folderPolicies ?? {},
-    policyIds: [...policySet.policyIds].sort(),
-    global: policySet.global,
-    workspaceIds: [...policySet.workspaceIds].sort(),
-    projectIds: [...policySet.projectIds].sort(),
-    excludedWorkspaceIds: [...policySet.excludedWorkspaceIds].sort(),
-    excludedProjectIds: [...policySet.excludedProjectIds].sort(),
-    parameters,
-    agentEnabled: policySet.agentEnabled,
-    overridable: policySet.overridable,
-    policyToolVersion: policySet.policyToolVersion ?? declared.policyToolVersion ?? "latest",
-    adoptExisting: declared.adoptExisting ?? false,
-    allowWeakening: declared.allowWeakening ?? false,
+    name: inputs.name as string,
+    description: inputs.description ?? null,
+    global: inputs.global ?? false,
+    agentEnabled: inputs.agentEnabled ?? false,
+    overridable: inputs.overridable ?? null,
+    policyToolVersion: inputs.policyToolVersion ?? "latest",
+    policyIds: list(inputs.policyIds),
+    workspaceIds: list(inputs.workspaceIds),
+    projectIds: list(inputs.projectIds),
+    excludedWorkspaceIds: list(inputs.excludedWorkspaceIds),
+    excludedProjectIds: list(inputs.excludedProjectIds),
   };
 }
 
-function toOutputs(
-  inputs: PolicySetInputs,
+/** Declared parameters as state keeps them: each sensitive value as its hash. */
+function storedParameters(parameters: Record<string, ParameterState>): Record<string, ParameterState> {
+  return Object.fromEntries(Object.entries(parameters).map(([key, parameter]) => [key, storedParameter(parameter)]));
+}
+
+/** The state of a set: the declaration's own settings, with what the service holds for everything it reports. */
+function outputsOf(
+  declared: PolicySetInputs,
   policySetId: string,
-  currentVersionId: string | null,
-  parameterIds: Record<string, string>,
+  held: {
+    shape: SetShape;
+    parameters: Record<string, ParameterState>;
+    parameterIds: Record<string, string>;
+    currentVersionId: string | null;
+    contentHash: string | null;
+    folderPolicies: Record<string, string>;
+  },
+  applied?: AppliedScope,
 ): PolicySetOutputs {
-  return { ...inputs, parameters: storedParameters(inputs.parameters), policySetId, currentVersionId, parameterIds };
+  return {
+    organization: declared.organization,
+    kind: declared.kind,
+    ...(declared.directory !== undefined ? { directory: declared.directory } : {}),
+    ...held.shape,
+    contentHash: held.contentHash,
+    folderPolicies: held.folderPolicies,
+    parameters: held.parameters,
+    adoptExisting: declared.adoptExisting ?? false,
+    allowWeakening: declared.allowWeakening ?? false,
+    policySetId,
+    currentVersionId: held.currentVersionId,
+    parameterIds: held.parameterIds,
+    applied: applied ?? pickApplied(held.shape),
+  };
+}
+
+function pickApplied(shape: SetShape): AppliedScope {
+  return Object.fromEntries(appliedProperties.map((property) => [property, shape[property]])) as AppliedScope;
+}
+
+type Held = Parameters<typeof outputsOf>[2];
+
+/** Takes into `held` what a failed sequence of requests made the service hold; answers the failure's cause. */
+function absorb(held: Held, failure: unknown): Error {
+  if (!(failure instanceof PartialChange)) return failure as Error;
+  if ("name" in failure.held) held.shape = failure.held as SetShape;
+  else Object.assign(held, failure.held);
+  return failure.cause as Error;
+}
+
+function labelOf(inputs: PolicySetInputs) {
+  return { name: inputs.name, directory: inputs.directory as string };
+}
+
+/**
+ * Whether this token can list the organization's policy sets, so that a 404 for one of them means it is gone: the
+ * service answers 404 for a token without access too. Without an organization (`PolicySet.get`) there is nothing
+ * more to ask.
+ */
+async function canListPolicySets(client: TfeClient, organization: string | undefined): Promise<boolean> {
+  if (organization === undefined) return true;
+  try {
+    await client.policySets.list(organization, { pageSize: 1 });
+    return true;
+  } catch (error) {
+    if (error instanceof TfeApiError && error.status === 404) return false;
+    throw error;
+  }
 }
 
 /**
@@ -776,7 +970,10 @@ export class PolicySet extends ShimResource {
   declare readonly agentEnabled: pulumi.Output<boolean>;
   declare readonly overridable: pulumi.Output<boolean | null>;
   declare readonly policyToolVersion: pulumi.Output<string>;
-  /** The service's id of the set (`polset-...`); also the resource's id. */
+  /**
+   * The service's id of the set (`polset-...`); also the resource's id, and known at preview whenever the set is
+   * not being replaced, so a `Policy.policySetIds` that names it previews exactly.
+   */
   declare readonly policySetId: pulumi.Output<string>;
   /** The version the set evaluates now (the last ready one); null for a set of policies. */
   declare readonly currentVersionId: pulumi.Output<string | null>;
@@ -793,6 +990,9 @@ export class PolicySet extends ShimResource {
           parameters: parametersWithSensitivity(args.parameters),
         };
     super("PolicySet", name, props, opts);
+    // The engine previews an update of a dynamic resource with its inputs as its outputs, so an output such as
+    // policySetId would be unknown there; the resource's id is not.
+    (this as { policySetId: pulumi.Output<string> }).policySetId = this.id;
   }
 
   /** Reads an existing policy set by id into the program, without managing it. */

@@ -99,6 +99,14 @@ export interface PolicyOutputs extends PolicyInputs {
   policyId: string;
   policySetCount: number;
   updatedAt: string | null;
+  /** What Pulumi last made the service hold: a refresh that finds otherwise knows the service changed outside. */
+  applied?: AppliedMembership;
+}
+
+/** The part of a policy a weakening is judged on, as Pulumi last applied it. */
+interface AppliedMembership {
+  enforcementLevel: string;
+  policySetIds: string[];
 }
 
 const policySetIdShape: IdShape = {
@@ -153,6 +161,7 @@ const policyProperties = propertyTable<PolicyArgs>()({
   policyId: { change: "none", output: true, service: { as: "id", read: "as held" } },
   policySetCount: { change: "none", output: true, service: { read: "as held" } },
   updatedAt: { change: "none", output: true, service: { read: "as held" } },
+  applied: { change: "none", output: false },
 });
 const replacingProperties = propertiesThat(policyProperties, "replaces");
 const updatableProperties = propertiesThat(policyProperties, "updates");
@@ -238,54 +247,41 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
    * an allowed one is still said, on the provider's output, which Pulumi shows with the resource.
    */
   private checkWeakening(failures: CheckFailure[], olds: Record<string, unknown>, inputs: Record<string, unknown>) {
-    this.checkLevelWeakening(failures, olds, inputs);
-    this.checkSetsLeft(failures, olds, inputs);
-  }
-
-  /** Leaving a policy set stops the policy on everything that set covers. */
-  private checkSetsLeft(failures: CheckFailure[], olds: Record<string, unknown>, inputs: Record<string, unknown>) {
-    const [held, declared] = [olds.policySetIds, inputs.policySetIds];
-    if (!Array.isArray(held) || !Array.isArray(declared) || declared.some(isUnknown)) return;
-    const left = held.filter((setId) => !declared.includes(setId));
-    if (left.length === 0) return;
-    const sets = left.length === 1 ? `policy set ${left[0]}` : `policy sets ${left.join(", ")}`;
-    this.refuseUnlessAllowed(
-      failures,
-      "policySetIds",
-      `policy "${String(inputs.name)}" leaves ${sets}, which weakens enforcement there`,
-      inputs,
-    );
-  }
-
-  private checkLevelWeakening(
-    failures: CheckFailure[],
-    olds: Record<string, unknown>,
-    inputs: Record<string, unknown>,
-  ) {
-    const { kind, enforcementLevel: to, name } = inputs;
+    const weakenings: string[] = [];
+    const applied = (olds.applied ?? {}) as Partial<AppliedMembership>;
+    const restoring = (property: keyof AppliedMembership) =>
+      applied[property] !== undefined &&
+      !sameValue(olds[property], applied[property]) &&
+      sameValue(inputs[property], applied[property])
+        ? " (this puts back what Pulumi last applied: the service was changed outside Pulumi since)"
+        : "";
+    const { kind, enforcementLevel: to } = inputs;
     const from = olds.enforcementLevel;
-    if (olds.kind !== kind || !policyKinds.includes(kind as PolicyKind)) return;
-    if (typeof from !== "string" || typeof to !== "string" || !weakensEnforcement(kind as PolicyKind, from, to)) return;
-    this.refuseUnlessAllowed(
-      failures,
-      "enforcementLevel",
-      `policy "${String(name)}" goes from ${from} to ${to}, which weakens enforcement`,
-      inputs,
-    );
-  }
-
-  private refuseUnlessAllowed(
-    failures: CheckFailure[],
-    property: string,
-    change: string,
-    inputs: Record<string, unknown>,
-  ) {
+    if (
+      olds.kind === kind &&
+      policyKinds.includes(kind as PolicyKind) &&
+      typeof from === "string" &&
+      typeof to === "string" &&
+      weakensEnforcement(kind as PolicyKind, from, to)
+    ) {
+      weakenings.push(`enforcementLevel goes from ${from} to ${to}${restoring("enforcementLevel")}`);
+    }
+    // Leaving a policy set stops the policy on everything that set covers.
+    const [held, declared] = [olds.policySetIds, inputs.policySetIds];
+    if (Array.isArray(held) && Array.isArray(declared)) {
+      const left = held.filter((setId) => !declared.includes(setId));
+      if (left.length > 0) {
+        const sets = left.length === 1 ? `policy set ${left[0]}` : `policy sets ${left.join(", ")}`;
+        const replaced = declared.some(isUnknown)
+          ? ": a PolicySet that is replaced gets a new id, and the policy leaves the old set"
+          : "";
+        weakenings.push(`it leaves ${sets}${restoring("policySetIds")}${replaced}`);
+      }
+    }
     this.context.refuseWeakeningUnlessAllowed(failures, {
-      property,
-      change,
+      subject: `policy "${String(inputs.name)}"`,
+      weakenings,
       allowedOnResource: inputs.allowWeakening === true,
-      resource: "the resource",
-      prefix: `${property}: `,
     });
   }
 
@@ -433,16 +429,12 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
         `cannot adopt policy "${inputs.name}": it is a ${existing.kind} policy and kind is ${inputs.kind}; set kind: "${existing.kind}"`,
       );
     }
-    // Policy sets are set only at creation: adopting with others would make the next run replace the policy.
-    const policySetIds = [...(existing.policySetIds ?? [])].sort();
-    if (!sameValue(policySetIds, inputs.policySetIds)) {
-      throw new Error(
-        `cannot adopt policy "${inputs.name}": it is in policy sets ${JSON.stringify(policySetIds)} and ` +
-          `policySetIds is ${JSON.stringify(inputs.policySetIds)}; set policySetIds: ${JSON.stringify(policySetIds)}`,
-      );
-    }
     const changes = attributeChanges(toOutputs(inputs, existing, null, 0), inputs);
-    return Object.keys(changes).length > 0 ? await client.policies.update(existing.id, changes) : existing;
+    const updated = Object.keys(changes).length > 0 ? await client.policies.update(existing.id, changes) : existing;
+    // The policy joins the sets it declares; the sets it is in besides are other resources' memberships.
+    const held = existing.policySetIds ?? [];
+    const declaredHeld = held.filter((setId) => inputs.policySetIds.includes(setId));
+    return changeMembership(client, existing.id, declaredHeld, inputs.policySetIds, { ...updated, policySetIds: held });
   }
 
   async read(id: string, props: Partial<PolicyOutputs>): Promise<pulumi.dynamic.ReadResult> {
@@ -451,6 +443,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     // Deleted outside Pulumi: an empty result drops the resource from state.
     if (!policy) return {};
     const outs = toOutputs(props as PolicyInputs, policy, null, 0);
+    outs.applied = props.applied ?? outs.applied;
     if (this.codeUnchanged(policy, props)) {
       Object.assign(outs, { codeHash: props.codeHash, codeSize: props.codeSize });
     } else {
@@ -487,9 +480,10 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
         : await this.listings.listing(organization, (reads) => listPolicies(client, organization, reads));
     if (listed) {
       const policy = listed.get(id);
-      // Not in a list this token could read: gone. A list may leave the policy sets out of a policy that has some.
-      if (!policy || policy.policySetIds !== undefined) return policy;
-      if (policy.policySetCount === 0) return { ...policy, policySetIds: [] };
+      // Missing from a listing read page by page is confirmed by a show: offset pages skip an item when another is
+      // deleted between two pages. A list may leave the policy sets out of a policy that has some.
+      if (policy && policy.policySetIds !== undefined) return policy;
+      if (policy?.policySetCount === 0) return { ...policy, policySetIds: [] };
     }
     try {
       return await client.policies.read(id);
@@ -580,7 +574,23 @@ async function changeMembership(
   if (joins.length + leaves.length === 0) return policy;
   for (const setId of joins) await client.policySets.addPolicies(setId, [policyId]);
   for (const setId of leaves) await client.policySets.removePolicies(setId, [policyId]);
-  return { ...policy, policySetIds: [...declared], policySetCount: declared.length };
+  return {
+    ...policy,
+    policySetIds: [...new Set([...(policy.policySetIds ?? []), ...before, ...joins])].filter(
+      (setId) => !leaves.includes(setId),
+    ),
+    policySetCount: Math.max(0, policy.policySetCount + joins.length - leaves.length),
+  };
+}
+
+/**
+ * The policy with only the set memberships it declares: one in a set that a PolicySet's policyIds (or anyone else)
+ * made is that owner's, not drift of this resource; one it declares and that was removed outside Pulumi is. A
+ * policy read without a declaration (`Policy.get`) keeps them all.
+ */
+function declaredMemberships(policy: ServicePolicy, declared: readonly string[] | undefined): ServicePolicy {
+  if (!Array.isArray(declared) || policy.policySetIds === undefined) return policy;
+  return { ...policy, policySetIds: policy.policySetIds.filter((setId) => declared.includes(setId)) };
 }
 
 /** The policy as the outputs recorded it at the last operation. */
@@ -714,7 +724,7 @@ function toOutputs(
 ): PolicyOutputs {
   const held = readFromService<Omit<PolicyOutputs, "codeHash" | "codeSize" | "adoptExisting" | "allowWeakening">>(
     policyProperties,
-    policy,
+    declaredMemberships(policy, inputs.policySetIds),
     inputs,
   );
   const outputs: PolicyOutputs = {
@@ -723,6 +733,7 @@ function toOutputs(
     codeSize,
     adoptExisting: inputs.adoptExisting ?? false,
     allowWeakening: inputs.allowWeakening ?? false,
+    applied: { enforcementLevel: held.enforcementLevel, policySetIds: held.policySetIds },
   };
   if (inputs.codeFile !== undefined) outputs.codeFile = inputs.codeFile;
   if (inputs.code !== undefined) outputs.code = inputs.code;
@@ -771,6 +782,10 @@ export class Policy extends ShimResource {
           codeFile: codeFilePath(args.codeFile),
         };
     super("Policy", name, props, opts);
+    // The engine previews an update of a dynamic resource with its inputs as its outputs, so an output such as
+    // policyId would be unknown there, and a PolicySet listing it could not tell an update from a replacement; the
+    // resource's id is known whenever the policy is not replaced.
+    (this as { policyId: pulumi.Output<string> }).policyId = this.id;
     if (!opts?.id && args.enforce !== undefined) {
       pulumi.log.warn("enforce is deprecated by the service: use enforcementLevel instead", this);
     }

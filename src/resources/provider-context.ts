@@ -34,29 +34,37 @@ export class ProviderContext {
     return (this.stackConfig?.get("verifyCodeOnRefresh") ?? process.env.TFE_VERIFY_CODE_ON_REFRESH) === "true";
   }
 
-  /** Stack config `tfe:allowWeakening` set to `true`: every change that weakens governance is allowed, with a warning. */
+  /**
+   * Every change that weakens governance is allowed, with a warning: stack config `tfe:allowWeakening` set to
+   * `true`, or `TFE_ALLOW_WEAKENING=true` in the environment of one command (an approval that edits nothing).
+   */
   get allowWeakening(): boolean {
-    return this.stackConfig?.get("allowWeakening") === "true";
+    return this.stackConfig?.get("allowWeakening") === "true" || process.env.TFE_ALLOW_WEAKENING === "true";
   }
 
   /**
-   * A change that weakens governance: refused at preview with how to allow it, or, where `allowWeakening` is set on
-   * the resource or the stack, let through with a warning on the provider's output, which Pulumi shows with it.
+   * A change that weakens governance: refused at preview with what weakens and every way to allow it, or, where
+   * allowed (on the resource, the stack, or for one run), let through with a warning naming the resource. The
+   * failure has no property, so Pulumi prints it as the resource's problem and never prints an input's value.
    */
   refuseWeakeningUnlessAllowed(
     failures: CheckFailure[],
-    weakening: { property: string; change: string; allowedOnResource: boolean; resource: string; prefix?: string },
+    weakening: { subject: string; weakenings: string[]; allowedOnResource: boolean },
   ): void {
-    const { property, change, allowedOnResource, resource, prefix = "" } = weakening;
+    const { subject, weakenings, allowedOnResource } = weakening;
+    if (weakenings.length === 0) return;
+    const change = `${subject} weakens governance: ${weakenings.join("; ")}`;
     if (allowedOnResource || this.allowWeakening) {
       console.error(`warning: ${change} (allowed by allowWeakening)`);
       return;
     }
     failures.push({
-      property,
+      property: "",
       reason:
-        `${prefix}${change}. If that is intended, set allowWeakening: true on ${resource}, or run ` +
-        '"pulumi config set tfe:allowWeakening true" to allow it for the whole stack',
+        `${change}. If that is intended, set allowWeakening: true on this resource, run "pulumi config set ` +
+        'tfe:allowWeakening true" for the stack, or set TFE_ALLOW_WEAKENING=true for one run. Pulumi stops at the ' +
+        "first resource refused: TFE_ALLOW_WEAKENING=true pulumi preview lists every weakening of the change, as " +
+        "warnings, and changes nothing",
     });
   }
 
@@ -152,6 +160,24 @@ export class SharedListings<T> {
     }
     return listing;
   }
+}
+
+/**
+ * Whether a request that failed this way may still have done its work: a 5xx, or a connection that may have
+ * reached the service (a timeout, a reset). A create is then looked for before it is sent again.
+ */
+export function mayHaveTakenEffect(error: unknown): boolean {
+  if (error instanceof TfeConnectionError) return error.mayHaveReachedService;
+  return error instanceof TfeApiError && error.status >= 500;
+}
+
+/**
+ * The failure of a create or update that changed the service part of the way: Pulumi's dynamic provider hands an
+ * error with `id` and `properties` to the engine as a resource that failed to initialize, and the engine records
+ * it with these properties (a create is not left outside the state) and updates it at the next `up`.
+ */
+export function partialFailure(error: Error, id: string, properties: object): Error {
+  return Object.assign(new Error(error.message), { id, properties, reasons: [error.message] });
 }
 
 /** The client's error behind `error`, following `cause` through the messages resources wrap around it. */

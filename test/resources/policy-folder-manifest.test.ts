@@ -16,7 +16,7 @@ describe("PolicyFolderManifestProvider.check", () => {
     const failures = await failuresOf({ policies: { a: "advisory", c: "advisory" } });
     expect(failures).toEqual([
       {
-        property: "policies",
+        property: "",
         reason: expect.stringMatching(
           /weakens governance: policy "a" goes from hard-mandatory to advisory; policy "b" \(soft-mandatory\) is removed\. .*allowWeakening: true.*tfe:allowWeakening true/,
         ),

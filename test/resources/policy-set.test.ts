@@ -1,17 +1,19 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { TfeClient } from "../../src/client";
 import { collectFolder, packFiles } from "../../src/policy-code/archive";
 import {
   hashParameterValue,
+  namesCredential,
   type PolicySetInputs,
   type PolicySetOutputs,
   PolicySetProvider,
 } from "../../src/resources/policy-set";
 import { unknownValue } from "../../src/resources/provider-context";
-import type { RunningServer } from "../../src/server";
+import { type RunningServer, startServer } from "../../src/server";
+import { ingressRoute } from "../../src/server/faults";
 import { startSeededServer } from "../seeded-server";
 
 // The PolicySet provider's methods, called as the engine calls them, against the local server over HTTP.
@@ -172,11 +174,33 @@ describe("PolicySet check: the folder and the arguments at preview, before any r
   });
 
   it("refuses a plain value for a parameter whose name says it is a credential", async () => {
-    expect(await reasons({ parameters: { api_token: { value: "plain", sensitive: false } } })).toEqual([
-      expect.stringMatching(/^parameters: parameters\.api_token names a credential, and its value is no secret/),
+    const refused = await provider.check(
+      {},
+      args({ parameters: { api_token: { value: "pl41n-v4lue", sensitive: false } } }),
+    );
+    // Reported on no property: Pulumi prints the value of a property a failure names, and this one is a secret.
+    expect(refused.failures).toEqual([
+      {
+        property: "",
+        reason: expect.stringMatching(/^parameters\.api_token names a credential, and its value is no secret/),
+      },
     ]);
+    expect(JSON.stringify(refused.failures)).not.toContain("pl41n-v4lue");
     expect(await reasons({ parameters: { api_token: { value: "s", sensitive: true } } })).toEqual([]);
-    expect(await reasons({ parameters: { max_instances: { value: "5", sensitive: false } } })).toEqual([]);
+    for (const name of [
+      "github_pat",
+      "webhook_url",
+      "auth",
+      "slackWebhookUrl",
+      "API-KEY",
+      "db_password",
+      "clientSecret",
+    ]) {
+      expect(namesCredential(name), name).toBe(true);
+    }
+    for (const name of ["max_instances", "max_tokens", "author", "token_limit_count", "keyboard", "monkey"]) {
+      expect(namesCredential(name), name).toBe(name === "token_limit_count");
+    }
   });
 
   it("refuses every weakening at once, naming each, unless allowWeakening", async () => {
@@ -194,13 +218,14 @@ describe("PolicySet check: the folder and the arguments at preview, before any r
       olds,
     );
     expect(others).toEqual([]);
-    expect(failure).toMatch(/^allowWeakening: policy set "baseline" is weakened: /);
+    expect(failure).toMatch(/^: policy set "baseline" weakens governance: /);
     for (const part of [
       'policy "limit-instance-count.sentinel" goes from soft-mandatory to advisory',
       'policy "approved-regions" is removed from the folder',
       `workspaceIds loses ${staging}`,
       `excludedWorkspaceIds gains ${staging}`,
-      "set allowWeakening: true on the resource",
+      "set allowWeakening: true on this resource",
+      "TFE_ALLOW_WEAKENING=true for one run",
     ]) {
       expect(failure).toContain(part);
     }
@@ -279,20 +304,45 @@ describe("PolicySet against the local server", () => {
     const directory = folderCopy("sentinel-baseline");
     const inputs = await checked({ directory });
     const { id, outs } = await provider.create(inputs);
-    // Passes preview (the folder is read before the edit), then the service reads a broken one.
-    const next = { ...inputs, contentHash: "edited" };
-    writeFileSync(join(directory, "sentinel.hcl"), 'policy "x" {\n  source = "./missing.sentinel"\n}\n');
-    await expect(provider.update(id, outs as PolicySetOutputs, next)).rejects.toThrow(
-      /could not read version polsetver-\w+ of .*: sentinel\.hcl:2: policy "x": \.\/missing\.sentinel is not in the folder: fix the path, or add the file\. The set keeps its last ready version/,
-    );
+    writeFileSync(join(directory, "data", "approved.json"), '{ "regions": [] }\n');
+    const next = await checked({ directory }, outs as unknown as Record<string, unknown>);
+    // What the service refuses and no client can check (its runtime, its own limits).
+    server.setFaults([{ route: ingressRoute, versionError: 'sentinel 0.40: import "static" is not enabled' }]);
+    try {
+      await expect(provider.update(id, outs as PolicySetOutputs, next)).rejects.toThrow(
+        /could not read version polsetver-\w+ of .*: sentinel 0\.40: import "static" is not enabled\. The set keeps its last ready version/,
+      );
+    } finally {
+      server.setFaults([]);
+    }
     expect((await client.policySets.read(id)).currentVersionId).toBe(outs.currentVersionId);
+  });
+
+  it("uploads what its check read, however the folder changes before apply; a stale check fails naming the folder", async () => {
+    const directory = folderCopy("sentinel-baseline");
+    const inputs = await checked({ directory, name: "checked-then-changed" });
+    writeFileSync(join(directory, "limit-instance-count.sentinel"), "main = rule { false }\n# changed after check\n");
+    const { id } = await provider.create(inputs);
+    expect((await client.policySets.read(id)).currentVersionId).not.toBeNull();
+    // A provider that did not check this content (another process) reads the folder again, and refuses a change.
+    const fresh = new PolicySetProvider();
+    fresh.context.useClient(client);
+    const stale = {
+      ...(await checked({ directory, name: "checked-then-changed-2" })),
+      contentHash: inputs.contentHash,
+    };
+    await expect(fresh.create(stale)).rejects.toThrow(/changed after preview checked it: run up again/);
   });
 
   it("deletes a set it just created when its first version errors, leaving nothing behind", async () => {
     const directory = folderCopy("sentinel-baseline");
     const inputs = await checked({ directory, name: "first-version-fails" });
-    writeFileSync(join(directory, "sentinel.hcl"), 'policy "x" {\n  source = "./missing.sentinel"\n}\n');
-    await expect(provider.create(inputs)).rejects.toThrow(/the policy set just created was deleted again/);
+    server.setFaults([{ route: ingressRoute, versionError: "the runtime refused it" }]);
+    try {
+      await expect(provider.create(inputs)).rejects.toThrow(/the policy set just created was deleted again/);
+    } finally {
+      server.setFaults([]);
+    }
     const left = [];
     for await (const set of client.policySets.listAll(organization)) left.push(set.name);
     expect(left).toEqual([]);
@@ -346,3 +396,241 @@ describe("PolicySet against the local server", () => {
     await expect(client.policySets.read(id)).rejects.toMatchObject({ status: 404 });
   });
 });
+
+describe("PolicySet: what a change may not do behind the user's back", () => {
+  const sentinelOlds = async (overrides: Record<string, unknown> = {}) =>
+    ({ ...(await checked(overrides)), policySetId: "polset-x" }) as Record<string, unknown>;
+
+  it("refuses a kind change that enforces less: the old set's policies against the new one's, and scope", async () => {
+    const olds = await sentinelOlds({ workspaceIds: [production, staging] });
+    const failures = await reasons({ directory: join(examples, "opa-network"), workspaceIds: [production] }, olds);
+    expect(failures).toEqual([
+      expect.stringMatching(
+        /^: policy set "baseline" weakens governance: kind goes from sentinel to opa, which replaces the set; /,
+      ),
+    ]);
+    for (const part of [
+      'policy "limit-instance-count.sentinel" is removed from the folder',
+      'policy "approved-regions" is removed from the folder',
+      `workspaceIds loses ${staging}`,
+    ]) {
+      expect(failures[0]).toContain(part);
+    }
+    // A kind change that keeps every label at a level as strong is no weakening: across kinds, mandatory stops a
+    // run as hard-mandatory does.
+    const opaFolder = folderCopy("opa-network");
+    const opaOlds = { ...(await checked({ directory: opaFolder })), policySetId: "polset-y" } as Record<
+      string,
+      unknown
+    >;
+    expect((opaOlds.folderPolicies as Record<string, string>)["deny-public-ingress"]).toBe("mandatory");
+  });
+
+  it("says at preview when a replacement must delete the old set first, and how to avoid the window", async () => {
+    const olds = (await checked()) as unknown as PolicySetOutputs;
+    const news = await checked({ directory: join(examples, "opa-network") });
+    const printed = await capturedStderr(() => provider.diff("polset-x", olds, news));
+    expect(printed.result).toMatchObject({ replaces: ["kind"], deleteBeforeReplace: true });
+    expect(printed.stderr).toMatch(
+      /policy set "baseline" is replaced \(kind changed\).*no set of that name enforces in between.*another name/,
+    );
+    const renamed = await capturedStderr(() => provider.diff("polset-x", olds, { ...news, name: "baseline-opa" }));
+    expect(renamed.result).toMatchObject({ deleteBeforeReplace: false });
+    expect(renamed.stderr).toBe("");
+  });
+
+  it("refuses removing directory from a set that holds versions, saying what to do instead", async () => {
+    const olds = await sentinelOlds();
+    expect(await reasons({ directory: undefined }, olds)).toEqual([
+      expect.stringMatching(
+        /^directory: directory cannot be removed from a set that holds versions: the service keeps evaluating its current version .*remove the PolicySet resource/,
+      ),
+    ]);
+  });
+
+  it("reports a folder that cannot be read as that alone, not as every policy removed", async () => {
+    const olds = await sentinelOlds();
+    const broken = folderCopy("sentinel-baseline");
+    writeFileSync(join(broken, "sentinel.hcl"), 'policy "x" {\n  source = \n');
+    const failures = await reasons({ directory: broken }, olds);
+    expect(failures.length).toBeGreaterThan(0);
+    expect(failures.join("\n")).not.toMatch(/removed from the folder|weakens/);
+  });
+
+  it("checks each workspace and project the change adds, once: a missing id fails preview naming it", async () => {
+    server.requestLog.clear();
+    expect(
+      await reasons({ workspaceIds: [production, "ws-doesnotexist0001"], excludedProjectIds: ["prj-nope0000000001"] }),
+    ).toEqual([
+      expect.stringMatching(
+        /^workspaceIds: workspaceIds: workspace ws-doesnotexist0001 does not exist in organization "acme", or this token cannot see it/,
+      ),
+      expect.stringMatching(/^excludedProjectIds: excludedProjectIds: project prj-nope0000000001 does not exist/),
+    ]);
+    expect(server.requestLog.entries().every((entry) => entry.method === "GET")).toBe(true);
+    // Already in the scope: not read again.
+    const olds = await sentinelOlds({ workspaceIds: [production] });
+    server.requestLog.clear();
+    await reasons({ workspaceIds: [production] }, olds);
+    expect(server.requestLog.entries()).toEqual([]);
+  });
+
+  it("treats a label such as constructor like any other, and an unknown kind without reading the folder", async () => {
+    const directory = folderCopy("sentinel-baseline");
+    writeFileSync(join(directory, "constructor.sentinel"), "main = rule { true }\n");
+    writeFileSync(
+      join(directory, "sentinel.hcl"),
+      'policy "constructor" {\n  source = "./constructor.sentinel"\n  enforcement_level = "hard-mandatory"\n}\n',
+    );
+    const inputs = await checked({ directory });
+    expect(inputs.folderPolicies).toEqual({ constructor: "hard-mandatory" });
+    expect(
+      await reasons({ directory: join(examples, "sentinel-baseline") }, inputs as unknown as Record<string, unknown>),
+    ).toEqual([expect.stringContaining('policy "constructor" is removed from the folder')]);
+    expect((await reasons({ kind: "rego" })).join("\n")).not.toContain("undefined");
+  });
+
+  it("hashes a secret value that begins with sha256: like any other", async () => {
+    const value = `sha256:${"0".repeat(64)}`;
+    const { id, outs } = await provider.create(
+      await checked({ parameters: { api_token: { value, sensitive: true } } }),
+    );
+    expect((outs as PolicySetOutputs).parameters.api_token).toEqual({
+      value: hashParameterValue(value),
+      sensitive: true,
+    });
+    expect(JSON.stringify(outs)).not.toContain(value);
+    await provider.delete(id);
+  });
+});
+
+describe("PolicySet: failures half-way leave the service as strict as before, and state says what happened", () => {
+  const relationships = "POST /api/v2/policy-sets/:policySetId/relationships/workspaces";
+
+  it("turning global off while scoping to workspaces: a failed join turns global on again, and state says global", async () => {
+    const inputs = await checked({ global: true });
+    const { id, outs } = await provider.create(inputs);
+    const scoped = await checked(
+      { workspaceIds: [production], allowWeakening: true },
+      inputs as unknown as Record<string, unknown>,
+    );
+    server.setFaults([{ route: relationships, status: 500, times: 20 }]);
+    let failure: unknown;
+    try {
+      await provider.update(id, outs as PolicySetOutputs, { ...scoped, allowWeakening: true });
+    } catch (error) {
+      failure = error;
+    } finally {
+      server.setFaults([]);
+    }
+    expect(failure).toMatchObject({ id, properties: { global: true, workspaceIds: [] } });
+    expect(await client.policySets.read(id)).toMatchObject({ global: true });
+    // The next up, from what state recorded, converges.
+    const recorded = (failure as { properties: PolicySetOutputs }).properties;
+    await provider.update(id, recorded, { ...scoped, allowWeakening: true });
+    expect(await client.policySets.read(id)).toMatchObject({ global: false, workspaceIds: [production] });
+  });
+
+  it("a parameter turned plain whose create fails: state records it gone, and the next up creates it", async () => {
+    const inputs = await checked({ parameters: { limit: { value: "5", sensitive: true } } });
+    const { id, outs } = await provider.create(inputs);
+    const plain = await checked({ parameters: { limit: { value: "6", sensitive: false } } });
+    server.setFaults([{ route: "POST /api/v2/policy-sets/:policySetId/parameters", status: 500, times: 1 }]);
+    let failure: unknown;
+    try {
+      await provider.update(id, outs as PolicySetOutputs, plain);
+    } catch (error) {
+      failure = error;
+    } finally {
+      server.setFaults([]);
+    }
+    const recorded = (failure as { properties: PolicySetOutputs }).properties;
+    expect(recorded.parameters).toEqual({});
+    expect(recorded.parameterIds).toEqual({});
+    const { outs: converged } = await provider.update(id, recorded, plain);
+    expect((converged as PolicySetOutputs).parameters).toEqual({ limit: { value: "6", sensitive: false } });
+    // A stale id in state (an older run's) is no 404 either: the service's parameters are read first.
+    const { outs: again } = await provider.update(
+      id,
+      { ...(converged as PolicySetOutputs), parameterIds: { limit: "var-stale000000000001" }, parameters: {} },
+      plain,
+    );
+    expect((again as PolicySetOutputs).parameterIds.limit).toMatch(/^var-/);
+    expect((await client.policySets.listParameters(id)).map(({ key, value }) => [key, value])).toEqual([
+      ["limit", "6"],
+    ]);
+  });
+
+  it("a create whose answer is lost takes the set it made, instead of failing and leaving it outside the state", async () => {
+    server.setFaults([
+      { route: "POST /api/v2/organizations/:organization/policy-sets", status: 503, afterHandler: true, times: 1 },
+    ]);
+    try {
+      const { id } = await provider.create(await checked({ name: "lost-answer" }));
+      const names = [];
+      for await (const set of client.policySets.listAll(organization)) names.push(`${set.name} ${set.id}`);
+      expect(names).toEqual([`lost-answer ${id}`]);
+    } finally {
+      server.setFaults([]);
+    }
+  });
+});
+
+describe("PolicySet and a token that cannot see or change the set", () => {
+  const reader = "policy-set-reader-token-01";
+  const outsider = "policy-set-outsider-token-01";
+  let scoped: RunningServer;
+  let owner: TfeClient;
+
+  beforeAll(async () => {
+    scoped = await startServer({
+      seed: {
+        organizations: [{ name: organization, plus: true }, { name: "globex" }],
+        tokens: [
+          { token, organizations: [organization] },
+          { token: reader, organizations: [organization], managePolicies: false },
+          { token: outsider, organizations: ["globex"] },
+        ],
+      },
+    });
+    owner = new TfeClient({ address: scoped.url, token, rateLimit: false });
+  });
+  afterAll(async () => {
+    await owner.close();
+    await scoped.close();
+  });
+
+  const providerWith = (tokenOf: string) => {
+    const other = new PolicySetProvider();
+    other.context.useClient(new TfeClient({ address: scoped.url, token: tokenOf, rateLimit: false }));
+    return other;
+  };
+
+  it("a read with another organization's token fails naming the token, and keeps the set in state", async () => {
+    const set = await owner.policySets.create(organization, { name: "not-yours" });
+    await expect(providerWith(outsider).read(set.id, { organization })).rejects.toThrow(
+      /404, and this token cannot list the policy sets of organization "acme" either.*stays in state/,
+    );
+  });
+
+  it("a delete with a read-only token fails saying the set is still enforcing, and leaves it", async () => {
+    const set = await owner.policySets.create(organization, { name: "still-here" });
+    await expect(providerWith(reader).delete(set.id, { organization })).rejects.toThrow(
+      /the set is still there and enforcing: the token lacks the team permission "Manage policies"/,
+    );
+    expect((await owner.policySets.read(set.id)).name).toBe("still-here");
+  });
+});
+
+/** What `work` printed through console.error, the provider's channel to the user. */
+async function capturedStderr<T>(work: () => Promise<T>): Promise<{ result: T; stderr: string }> {
+  const printed: string[] = [];
+  const spy = vi.spyOn(console, "error").mockImplementation((...parts: unknown[]) => {
+    printed.push(parts.join(" "));
+  });
+  try {
+    return { result: await work(), stderr: printed.join("\n") };
+  } finally {
+    spy.mockRestore();
+  }
+}
