@@ -31,14 +31,17 @@ import {
 } from "./policy-set-requests";
 import { argumentFailures, outputSlots, propertiesThat, propertyTable } from "./property-table";
 import {
+  answersNotFound,
   type CheckFailure,
   ContextProvider,
   changedProperties,
   checkIdList,
   checkOrganization,
   defaultOrganization,
+  deleteConfirmingGone,
   type IdShape,
   isUnknown,
+  type ObjectAccess,
   partialFailure,
   sameValue,
 } from "./provider-context";
@@ -692,7 +695,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       policySet = await client.policySets.read(id);
     } catch (error) {
       if (!(error instanceof TfeApiError && error.status === 404)) throw error;
-      if (await canListPolicySets(client, props.organization)) return {};
+      if (await answersNotFound(policySetAccess(client), props.organization)) return {};
       throw new Error(
         `reading policy set ${id} failed: the service answered 404, and this token cannot list the policy sets of ` +
           `organization "${props.organization}" either, so the token may lack access rather than the set be gone; ` +
@@ -768,29 +771,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
 
   async delete(id: string, props: Partial<PolicySetOutputs> = {}): Promise<void> {
     if (this.context.adoptedThisOperation(id)) return;
-    const client = this.context.client;
-    try {
-      await client.policySets.delete(id);
-    } catch (error) {
-      if (!(error instanceof TfeApiError && error.status === 404)) throw error;
-      // Gone already is success; but 404 also answers a token that may not delete the set, or not see it.
-      const stillThere = await client.policySets.read(id).then(
-        () => true,
-        (readError: unknown) => {
-          if (readError instanceof TfeApiError && readError.status === 404) return false;
-          throw readError;
-        },
-      );
-      if (!stillThere && (await canListPolicySets(client, props.organization))) return;
-      throw new Error(
-        `deleting policy set ${id} failed: the service answered 404, but ` +
-          (stillThere
-            ? 'the set is still there and enforcing: the token lacks the team permission "Manage policies"'
-            : `this token cannot list the policy sets of organization "${props.organization}" either`) +
-          `; it stays in state. Use a token that may manage policies in "${props.organization}" ` +
-          "(tfe:token, TFE_TOKEN or the credentials file)",
-      );
-    }
+    await deleteConfirmingGone(policySetAccess(this.context.client), id, props.organization);
   }
 }
 
@@ -905,20 +886,14 @@ function labelOf(inputs: PolicySetInputs) {
   return { name: inputs.name, directory: inputs.directory as string };
 }
 
-/**
- * Whether this token can list the organization's policy sets, so that a 404 for one of them means it is gone: the
- * service answers 404 for a token without access too. Without an organization (`PolicySet.get`) there is nothing
- * more to ask.
- */
-async function canListPolicySets(client: TfeClient, organization: string | undefined): Promise<boolean> {
-  if (organization === undefined) return true;
-  try {
-    await client.policySets.list(organization, { pageSize: 1 });
-    return true;
-  } catch (error) {
-    if (error instanceof TfeApiError && error.status === 404) return false;
-    throw error;
-  }
+/** The policy sets API, as {@link deleteConfirmingGone} and {@link answersNotFound} reach it. */
+function policySetAccess(client: TfeClient): ObjectAccess {
+  return {
+    what: "policy set",
+    remove: (id) => client.policySets.delete(id),
+    read: (id) => client.policySets.read(id),
+    listOne: (organization) => client.policySets.list(organization, { pageSize: 1 }),
+  };
 }
 
 /**

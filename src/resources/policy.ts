@@ -27,14 +27,17 @@ import {
   updateOptions,
 } from "./property-table";
 import {
+  answersNotFound,
   type CheckFailure,
   ContextProvider,
   changedProperties,
   checkIdList,
   checkOrganization,
   defaultOrganization,
+  deleteConfirmingGone,
   type IdShape,
   isUnknown,
+  type ObjectAccess,
   SharedListings,
   sameValue,
   unknownValue,
@@ -489,7 +492,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       return await client.policies.read(id);
     } catch (error) {
       if (!(error instanceof TfeApiError && error.status === 404)) throw error;
-      if (await canListPolicies(client, organization)) return undefined;
+      if (await answersNotFound(policyAccess(client), organization)) return undefined;
       throw new Error(
         `reading policy ${id} failed: the service answered 404, and this token cannot list the policies of ` +
           `organization "${organization}" either, so the token may lack access rather than the policy be ` +
@@ -523,29 +526,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     // Another resource of this stack adopted the policy in this operation (a rename with adoptExisting): this
     // resource hands it over rather than deleting what the stack now holds under its new name.
     if (this.context.adoptedThisOperation(id)) return;
-    const client = this.context.client;
-    try {
-      await client.policies.delete(id);
-    } catch (error) {
-      if (!(error instanceof TfeApiError && error.status === 404)) throw error;
-      // A policy already gone is success; but 404 also answers a token that may not delete it, or not see it.
-      const stillThere = await client.policies.read(id).then(
-        () => true,
-        (readError: unknown) => {
-          if (readError instanceof TfeApiError && readError.status === 404) return false;
-          throw readError;
-        },
-      );
-      if (!stillThere && (await canListPolicies(client, props.organization))) return;
-      throw new Error(
-        `deleting policy ${id} failed: the service answered 404, but ` +
-          (stillThere
-            ? 'the policy is still there: the token lacks the team permission "Manage policies"'
-            : `this token cannot list the policies of organization "${props.organization}" either`) +
-          `; it stays in state. Use a token that may manage policies in "${props.organization}" ` +
-          "(tfe:token, TFE_TOKEN or the credentials file)",
-      );
-    }
+    await deleteConfirmingGone(policyAccess(this.context.client), id, props.organization);
   }
 }
 
@@ -682,20 +663,14 @@ async function listPolicies(
   }
 }
 
-/**
- * Whether this token can list the organization's policies, so that a 404 for one of them means it is gone: the
- * service answers 404 for a token without access too (spec 5). Without an organization (a policy read by id alone,
- * as `Policy.get` does) there is nothing more to ask.
- */
-async function canListPolicies(client: TfeClient, organization: string | undefined): Promise<boolean> {
-  if (organization === undefined) return true;
-  try {
-    await client.policies.list(organization, { pageSize: 1 });
-    return true;
-  } catch (error) {
-    if (error instanceof TfeApiError && error.status === 404) return false;
-    throw error;
-  }
+/** The policies API, as {@link deleteConfirmingGone} and {@link answersNotFound} reach it. */
+function policyAccess(client: TfeClient): ObjectAccess {
+  return {
+    what: "policy",
+    remove: (id) => client.policies.delete(id),
+    read: (id) => client.policies.read(id),
+    listOne: (organization) => client.policies.list(organization, { pageSize: 1 }),
+  };
 }
 
 /** A retried DELETE whose first answer was lost finds the policy gone: that is the deletion it asked for. */

@@ -171,6 +171,64 @@ export function mayHaveTakenEffect(error: unknown): boolean {
   return error instanceof TfeApiError && error.status >= 500;
 }
 
+/** How a resource reaches one kind of object, for {@link deleteConfirmingGone} and {@link answersNotFound}. */
+export interface ObjectAccess {
+  /** `policy`, `policy set`: what messages call the object. */
+  what: string;
+  remove(id: string): Promise<void>;
+  read(id: string): Promise<unknown>;
+  /** Lists one page of the organization's objects of this kind: the token's view of them. */
+  listOne(organization: string): Promise<unknown>;
+}
+
+/**
+ * Whether a 404 for an object of `organization` means it is gone: the service answers 404 to a token without
+ * access too, so the token must be able to list that organization's objects. Without an organization (an object
+ * read by id alone, as `get` does) there is nothing more to ask.
+ */
+export async function answersNotFound(access: ObjectAccess, organization: string | undefined): Promise<boolean> {
+  if (organization === undefined) return true;
+  try {
+    await access.listOne(organization);
+    return true;
+  } catch (error) {
+    if (error instanceof TfeApiError && error.status === 404) return false;
+    throw error;
+  }
+}
+
+/**
+ * Deletes the object; a 404 is success only when the object is gone for a token that could see it. Otherwise the
+ * error says why it stays in state: still there (the token may not delete it), or not visible to this token.
+ */
+export async function deleteConfirmingGone(
+  access: ObjectAccess,
+  id: string,
+  organization: string | undefined,
+): Promise<void> {
+  try {
+    await access.remove(id);
+  } catch (error) {
+    if (!(error instanceof TfeApiError && error.status === 404)) throw error;
+    const stillThere = await access.read(id).then(
+      () => true,
+      (readError: unknown) => {
+        if (readError instanceof TfeApiError && readError.status === 404) return false;
+        throw readError;
+      },
+    );
+    if (!stillThere && (await answersNotFound(access, organization))) return;
+    throw new Error(
+      `deleting ${access.what} ${id} failed: the service answered 404, but ` +
+        (stillThere
+          ? `the ${access.what} is still there and enforcing: the token lacks the team permission "Manage policies"`
+          : `this token cannot list the ${access.what === "policy" ? "policies" : `${access.what}s`} of organization "${organization}" either`) +
+        `; it stays in state. Use a token that may manage policies in "${organization}" ` +
+        "(tfe:token, TFE_TOKEN or the credentials file)",
+    );
+  }
+}
+
 /**
  * The failure of a create or update that changed the service part of the way: Pulumi's dynamic provider hands an
  * error with `id` and `properties` to the engine as a resource that failed to initialize, and the engine records

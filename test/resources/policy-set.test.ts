@@ -616,7 +616,7 @@ describe("PolicySet and a token that cannot see or change the set", () => {
   it("a delete with a read-only token fails saying the set is still enforcing, and leaves it", async () => {
     const set = await owner.policySets.create(organization, { name: "still-here" });
     await expect(providerWith(reader).delete(set.id, { organization })).rejects.toThrow(
-      /the set is still there and enforcing: the token lacks the team permission "Manage policies"/,
+      /the policy set is still there and enforcing: the token lacks the team permission "Manage policies"/,
     );
     expect((await owner.policySets.read(set.id)).name).toBe("still-here");
   });
