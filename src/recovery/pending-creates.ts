@@ -25,6 +25,7 @@ interface ExportedDeployment {
 }
 
 const policyType = "pulumi-nodejs:dynamic/tfe:Policy";
+const policySetType = "pulumi-nodejs:dynamic/tfe:PolicySet";
 const deprecationType = "pulumi-nodejs:dynamic/tfe:ModuleVersionDeprecation";
 
 export interface PendingCreatesPlan {
@@ -65,6 +66,13 @@ async function leftBehind(resource: PendingCreate, client: TfeClient): Promise<s
     }
     return undefined;
   }
+  if (resource.type === policySetType) {
+    const { organization, name } = inputs as { organization: string; name: string };
+    for await (const policySet of client.policySets.listAll(organization, { search: name })) {
+      if (policySet.name === name) return policySet.id;
+    }
+    return undefined;
+  }
   if (resource.type === deprecationType) {
     const { organization, moduleName, moduleProvider, version } = inputs as Record<
       "organization" | "moduleName" | "moduleProvider" | "version",
@@ -90,7 +98,9 @@ async function leftBehind(resource: PendingCreate, client: TfeClient): Promise<s
 /**
  * The exported deployment with each create of `plan` recorded as its resource: the id found, the create's inputs as
  * outputs too (they hold the provider the engine loads to read it), and for a policy no code hash, so that an `up`
- * run before the refresh still uploads code the killed run may not have.
+ * run before the refresh still uploads code the killed run may not have. A policy set likewise records no content
+ * hash, version or parameters: the next `up` uploads its folder and writes its parameters, whatever the killed run
+ * got to, and no parameter value is copied into the outputs.
  */
 export function withImports(exported: ExportedDeployment, plan: PendingCreatesPlan): ExportedDeployment {
   const deployment = exported.deployment ?? {};
@@ -101,7 +111,7 @@ export function withImports(exported: ExportedDeployment, plan: PendingCreatesPl
     .map(({ resource }) => ({
       ...resource,
       id: ids.get(resource.urn) as string,
-      outputs: { ...resource.inputs, ...(resource.type === policyType ? { codeHash: null } : {}) },
+      outputs: { ...resource.inputs, ...recoveredOutputs[resource.type] },
     }));
   return {
     ...exported,
@@ -112,6 +122,18 @@ export function withImports(exported: ExportedDeployment, plan: PendingCreatesPl
     },
   };
 }
+
+/** What a recovered create's state must not claim: what the killed run may not have finished. */
+const recoveredOutputs: Record<string, Record<string, unknown>> = {
+  [policyType]: { codeHash: null },
+  [policySetType]: {
+    contentHash: null,
+    currentVersionId: null,
+    folderPolicies: {},
+    parameters: {},
+    parameterIds: {},
+  },
+};
 
 export interface PendingCreatesIo {
   out: NodeJS.WritableStream;

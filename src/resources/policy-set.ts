@@ -525,9 +525,9 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       weakenings.push(
         `policyIds loses ${await this.describePolicies(leaving)}${restoring("policyIds")}` +
           (replaced
-            ? ": a Policy that is replaced (renamed without aliases, or its organization or kind changed) gets a new " +
-              "id, and its old one leaves the set; to keep the policy, give a renamed Policy its old name with the " +
-              "aliases resource option"
+            ? ": a Policy that is replaced (renamed without aliases, or its name, organization or kind changed) gets " +
+              "a new id, and its old one leaves the set; to keep the policy, a renamed Policy keeps its name " +
+              '(name: "<its name>") and gives its old resource name with the aliases resource option'
             : ""),
       );
     }

@@ -179,7 +179,7 @@ policy "from-the-policy-library" {
     const preview = await project.run(["preview"], { allowFailure: true });
     expect(preview.code).not.toBe(0);
     for (const part of [
-      'policy set "baseline" is weakened',
+      'policy set "baseline" weakens governance',
       'policy "approved-regions" goes from hard-mandatory to advisory',
       'policy "limit-instance-count.sentinel" is removed from the folder',
       `workspaceIds loses ${production}`,

@@ -150,7 +150,7 @@ describe("requests per operation under the real engine", () => {
       expect(preview.code).not.toBe(0);
       // The engine stops at the first refusal: which policy it names depends on timing.
       expect(preview.output).toMatch(
-        new RegExp(`policy "(${names.join("|")})" leaves policy set ${policySetId}, which weakens`),
+        new RegExp(`policy "(${names.join("|")})" weakens governance: it leaves policy set ${policySetId}`),
       );
     });
     expect(refused).toEqual({});

@@ -59,11 +59,16 @@ describe("weakening governance under the real engine", () => {
 
   it("a lowered Policy level, or a level lowered in a folder's file, fails preview and up with no request", async () => {
     const attempts = [
-      { policy: "advisory", folder: "hard-mandatory", named: /policy "guard" goes from hard-mandatory to advisory/ },
+      {
+        policy: "advisory",
+        folder: "hard-mandatory",
+        named: /policy "guard" weakens governance: enforcementLevel goes from hard-mandatory to advisory/,
+      },
       {
         policy: "hard-mandatory",
         folder: "soft-mandatory",
-        named: /policy "folder-rule" goes from hard-mandatory to soft-mandatory/,
+        named:
+          /policy "folder-rule" (weakens governance: enforcementLevel )?goes from hard-mandatory to soft-mandatory/,
       },
     ];
     server.requestLog.clear();
@@ -85,7 +90,9 @@ describe("weakening governance under the real engine", () => {
     await project.writeFile("index.js", program({ policy: "advisory", allow: true, folderAllow: true }));
     await project.writeFile("folder/sentinel.hcl", sentinelHcl("soft-mandatory"));
     const preview = await project.run(["preview"]);
-    expect(preview.output).toMatch(/warning: policy "guard" goes from hard-mandatory to advisory.*allowed/);
+    expect(preview.output).toMatch(
+      /warning: policy "guard" weakens governance: enforcementLevel goes from hard-mandatory to advisory.*allowed/,
+    );
     await project.run(["up", "--yes", "--skip-preview"]);
     expect(await levels()).toEqual({ guard: "advisory", "folder-rule": "soft-mandatory" });
   }, 180_000);
