@@ -1,10 +1,17 @@
 // The end-to-end tests' Pulumi program: it declares what spec.json (rewritten by the test between steps) says.
 const { readFileSync } = require("node:fs");
-const { ModuleVersionDeprecation, Policy } = require("pulumi-tfe-governance");
+const { ModuleVersionDeprecation, Policy, PolicySet } = require("pulumi-tfe-governance");
 
 const spec = JSON.parse(readFileSync("spec.json", "utf8"));
 const policies = {};
 for (const { resource, ...args } of spec.policies) policies[resource] = new Policy(resource, args).policyId;
 for (const { resource, ...args } of spec.deprecations) new ModuleVersionDeprecation(resource, args);
+// A set lists its policies by resource name; the rest of its arguments are PolicySet's own.
+const policySets = {};
+for (const { resource, policies: members, ...args } of spec.policySets ?? []) {
+  const policyIds = members ? { policyIds: members.map((member) => policies[member]) } : {};
+  policySets[resource] = new PolicySet(resource, { ...args, ...policyIds }).policySetId;
+}
 
 exports.policyIds = policies;
+exports.policySetIds = policySets;
