@@ -103,6 +103,9 @@ function describeApiError(details: ApiErrorDetails): string {
       return `${request}: not found, or the token lacks permission for it (404)${bodyText ? `: ${bodyText}` : ""}`;
     case 413: {
       const size = details.uploadBytes !== undefined ? ` of ${details.uploadBytes} bytes` : "";
+      // The service's own reason says which limit (a version's files, its unpacked size) where it gives one.
+      const reason = details.errors.map((error) => error.detail).filter(Boolean);
+      if (reason.length > 0) return `${request}: the payload${size} was refused (413): ${reason.join("; ")}`;
       return `${request}: the payload${size} is larger than the service's 10 MB limit (413); nothing was saved`;
     }
     case 422:

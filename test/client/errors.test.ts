@@ -73,6 +73,20 @@ const rows: [keyof typeof operations, number, unknown, string[]][] = [
     { errors: [{ status: "413", title: "payload too large" }] },
     ["4096 bytes", "10 MB", "nothing was saved"],
   ],
+  [
+    "upload",
+    413,
+    {
+      errors: [
+        {
+          status: "413",
+          title: "payload too large",
+          detail: "the archive holds 10001 files; a version holds at most 10000",
+        },
+      ],
+    },
+    ["4096 bytes", "refused (413): the archive holds 10001 files; a version holds at most 10000"],
+  ],
   ["update", 404, notFound, ["not found, or the token lacks permission"]],
   ["update", 422, unprocessable, ["(422)", "name: invalid attribute: Name has already been taken"]],
   ["list", 404, notFound, ["not found, or the token lacks permission"]],

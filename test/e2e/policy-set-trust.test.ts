@@ -31,10 +31,10 @@ const code = "main = rule { true }\\n";
 const memberName = config.get("memberName") ?? "member";
 const member = new Policy(
   memberName,
-  { name: config.get("memberServiceName"), code, enforcementLevel: "hard-mandatory" },
+  { name: config.get("memberServiceName"), code, enforcementLevel: config.get("memberLevel") ?? "hard-mandatory" },
   { aliases: json("memberAliases", []) },
 );
-const bySet = new PolicySet("by-set", { policyIds: [member.policyId], workspaceIds: ["${production}"] });
+const bySet = new PolicySet("by-set", { policyIds: [member.policyId], workspaceIds: json("bySetWorkspaces", ["${production}"]) });
 
 // The other way round: the policy declares its set.
 const byPolicy = new PolicySet("by-policy", { workspaceIds: ["${production}"] });
@@ -252,5 +252,20 @@ describe("PolicySet a team can trust, under the real engine", () => {
     expect(refused.output).toContain("parameters.api_token names a credential, and its value is no secret");
     expect(refused.output).not.toContain(plain);
     expect(project.transcript.join("\n")).not.toContain(plain);
+  }, 120_000);
+
+  it("the first weakened resource fails preview saying how to see the rest; one approved preview lists them all", async () => {
+    await setConfig("memberLevel", "advisory");
+    await setConfig("bySetWorkspaces", JSON.stringify([]));
+    const refused = await project.run(["preview"], { allowFailure: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toContain("TFE_ALLOW_WEAKENING=true pulumi preview lists every weakening of the change");
+    const listed = await project.run(["preview"], { env: { TFE_ALLOW_WEAKENING: "true" } });
+    expect(listed.output).toMatch(
+      /policy "member" weakens governance: enforcementLevel goes from hard-mandatory to advisory/,
+    );
+    expect(listed.output).toMatch(/policy set "by-set" weakens governance: workspaceIds loses ws-production0000001/);
+    await removeConfig("memberLevel");
+    await removeConfig("bySetWorkspaces");
   }, 120_000);
 });
