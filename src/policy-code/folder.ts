@@ -4,6 +4,7 @@ import { enforcementLevelsByKind, maxPolicyCodeBytes, type PolicyKind, policyNam
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
 import { Opa, OpaError, type OpaProblem, type RegoModule, type RegoVersion } from "./opa";
 import { isRemoteSource } from "./policy-set-folder";
+import { dialectAdvice, queryPath, referencePath, regoVersionWords } from "./rego";
 import { decodeUtf8, definesMain, importsOf, sentinelFmtCheck } from "./sentinel";
 
 /**
@@ -168,7 +169,8 @@ class FolderReader {
     private readonly options: ReadPolicyFolderOptions,
   ) {
     this.configName = configFiles[kind];
-    this.regoVersion = options.regoVersion ?? "v1";
+    // The service runs OPA sets on `latest` (OPA 0.61.x) unless a set pins another runtime: Rego v0.
+    this.regoVersion = options.regoVersion ?? "v0";
     this.overrides = options.overrides ?? {};
   }
 
@@ -388,13 +390,10 @@ class FolderReader {
       const users = chosen.get(problem.location?.file ?? "") ?? [...chosen.values()].flat();
       for (const policy of users) this.problems.push(`${this.at(blockOf(policy))}: ${describe(problem)}`);
     }
-    if (found.some((problem) => problem.code === "rego_parse_error")) {
-      this.problems.push(
-        this.regoVersion === "v1"
-          ? 'Rego was checked as v1, which policy sets on an OPA 1.x runtime evaluate; for a policy set on an OPA 0.x runtime, set regoVersion: "v0"'
-          : 'Rego was checked as v0, which policy sets on an OPA 0.x runtime evaluate; for a policy set on an OPA 1.x runtime, set regoVersion: "v1"',
-      );
-    }
+    const words = regoVersionWords(this.regoVersion);
+    this.problems.push(
+      ...(await dialectAdvice(this.opa, [...chosen.keys()], found, this.regoVersion, this.folder, words)),
+    );
   }
 
   /** Each .rego file's module as `opa parse` gives it; without opa, or where it fails, the package line only. */
@@ -518,24 +517,6 @@ function regoFilesUnder(folder: string): string[] {
 function packageLineOf(code: string): string[] | undefined {
   const match = /^[ \t]*package[ \t]+([^\s#]+)/m.exec(code);
   return match ? referencePath(`data.${match[1]}`) : undefined;
-}
-
-function queryPath(query: string): string[] | undefined {
-  return query.startsWith("data.") ? referencePath(query) : undefined;
-}
-
-/** `data.a.b["c-d"]` as `["a", "b", "c-d"]`; undefined for anything but such a plain reference. */
-function referencePath(reference: string): string[] | undefined {
-  const parts: string[] = [];
-  const pattern = /\.([A-Za-z_][A-Za-z0-9_]*)|\["((?:[^"\\]|\\.)*)"\]/y;
-  pattern.lastIndex = "data".length;
-  if (!reference.startsWith("data")) return undefined;
-  while (pattern.lastIndex < reference.length) {
-    const match = pattern.exec(reference);
-    if (!match) return undefined;
-    parts.push((match[1] ?? match[2]) as string);
-  }
-  return parts.length > 0 ? parts : undefined;
 }
 
 function startsWith(path: string[], prefix: string[]): boolean {

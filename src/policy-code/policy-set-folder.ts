@@ -47,6 +47,8 @@ export interface PolicySetFolderSummary {
   policies: Record<string, string>;
   /** The names of the `param` blocks: the parameters the folder's configuration knows. */
   params: string[];
+  /** OPA: each policy block's query, with where it is written (`policies.hcl:3: policy "deny"`). */
+  queries: { at: string; query: string }[];
 }
 
 export class PolicySetFolderError extends Error {
@@ -109,6 +111,7 @@ class ConfigReader {
   read(blocks: HclBlock[]): PolicySetFolderSummary {
     // By label in a Map: a label is any text (`constructor`, `__proto__`), never a member of an object's prototype.
     const policies = new Map<string, string>();
+    const queries: { at: string; query: string }[] = [];
     const params: string[] = [];
     const declaredImports = new Set<string>();
     const sentinelPolicies: { block: HclBlock; file: string }[] = [];
@@ -120,9 +123,10 @@ class ConfigReader {
           continue;
         }
         policies.set(label, this.level(block));
-        if (this.kind === "opa")
-          this.requireString(block, "query", "name the rule to evaluate, e.g. data.terraform.deny");
-        else {
+        if (this.kind === "opa") {
+          const query = this.requireString(block, "query", "name the rule to evaluate, e.g. data.terraform.deny");
+          if (query !== undefined) queries.push({ at: this.at(block, "query"), query });
+        } else {
           const file = this.localFile(block, this.optionalString(block, "source") ?? `./${label}.sentinel`);
           if (file) sentinelPolicies.push({ block, file });
         }
@@ -141,7 +145,7 @@ class ConfigReader {
       }
     }
     for (const { block, file } of sentinelPolicies) this.checkImports(block, file, declaredImports);
-    return { policies: Object.fromEntries(policies), params };
+    return { policies: Object.fromEntries(policies), params, queries };
   }
 
   private level(block: HclBlock): string {

@@ -120,12 +120,25 @@ export class PolicyFolder extends pulumi.ComponentResource<Record<string, Policy
     }
     for (const note of folder.notes) pulumi.log.info(note, this);
     for (const warning of folder.warnings) pulumi.log.warn(warning, this);
-    if (!folder.regoChecked && !warnedRegoUnchecked) {
-      warnedRegoUnchecked = true;
-      pulumi.log.warn(
-        "Rego was not checked: no opa binary on PATH. Install OPA or set opaPath to check syntax and queries at preview",
-        this,
-      );
+    if (!folder.regoChecked) {
+      const required =
+        new pulumi.Config("tfe").get("requireCodeChecks") === "true" || process.env.TFE_REQUIRE_CODE_CHECKS === "true";
+      if (required) {
+        throw new pulumi.ResourceError(
+          `${directory}: Rego was not checked: no opa binary on PATH, and tfe:requireCodeChecks (or ` +
+            "TFE_REQUIRE_CODE_CHECKS) asks for every check: install OPA (docs/ci.md shows how in CI), or set opaPath",
+          this,
+          true,
+        );
+      }
+      if (!warnedRegoUnchecked) {
+        warnedRegoUnchecked = true;
+        pulumi.log.warn(
+          "Rego was not checked: no opa binary on PATH. Install OPA or set opaPath to check syntax and queries at " +
+            "preview, and set tfe:requireCodeChecks true (or TFE_REQUIRE_CODE_CHECKS=true in CI) to make this an error",
+          this,
+        );
+      }
     }
     // Registered before the policies, so that its check, which sees every removed policy and lowered level at once,
     // is the first to fail a preview that weakens the folder.
@@ -138,7 +151,7 @@ export class PolicyFolder extends pulumi.ComponentResource<Record<string, Policy
       } as pulumi.Input<PolicyFolderManifestInputs>,
       { parent: this },
     );
-    const shared = { organization, policySetIds, adoptExisting, allowWeakening };
+    const shared = { organization, policySetIds, adoptExisting, allowWeakening, regoVersion: options.regoVersion };
     return Object.fromEntries(
       folder.policies.map((policy) => [policy.block, this.declare(name as string, policy, shared)]),
     );
@@ -147,7 +160,10 @@ export class PolicyFolder extends pulumi.ComponentResource<Record<string, Policy
   private declare(
     folderName: string,
     policy: FolderPolicy,
-    shared: Pick<PolicyFolderArgs, "organization" | "policySetIds" | "adoptExisting" | "allowWeakening">,
+    shared: Pick<
+      PolicyFolderArgs,
+      "organization" | "policySetIds" | "adoptExisting" | "allowWeakening" | "regoVersion"
+    >,
   ): Policy {
     return new Policy(
       `${folderName}/${policy.block}`,

@@ -16,6 +16,7 @@ import {
   type PolicySetFolderSummary,
   readPolicySetFolder,
 } from "../policy-code/policy-set-folder";
+import { dialectAdvice, policyToolVersionWords, queryProblems, regoVersionOfRuntime } from "../policy-code/rego";
 import {
   changeSet,
   createSetWithoutDuplicate,
@@ -201,11 +202,6 @@ export function namesCredential(key: string): boolean {
   );
 }
 
-/** The Rego dialect of the set's OPA runtime: `0.x` evaluates v0, anything else (`latest`, `1.x`) v1. */
-function regoVersionOf(policyToolVersion: string): "v0" | "v1" {
-  return /^v?0\./.test(policyToolVersion) ? "v0" : "v1";
-}
-
 /** What checking the folder found: whether it could be read (a weakening can be judged only then), and what. */
 interface FolderCheck {
   readable: boolean;
@@ -356,7 +352,9 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     try {
       const summary = await readPolicySetFolder(files, kind);
       inputs.folderPolicies = summary.policies;
-      if (kind === "opa") await this.checkRego(fail, path, files, String(news.policyToolVersion ?? "latest"));
+      if (kind === "opa") {
+        await this.checkRego(fail, path, files, String(news.policyToolVersion ?? "latest"), summary.queries);
+      }
       return { readable: true, kind, summary };
     } catch (error) {
       if (!(error instanceof PolicySetFolderError)) throw error;
@@ -365,21 +363,36 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     }
   }
 
-  /** `opa check` of every Rego file of the folder together, so packages shared across files resolve. */
-  private async checkRego(fail: (reason: string) => void, folder: string, files: FolderFiles, toolVersion: string) {
+  /**
+   * `opa check` of every Rego file of the folder together (so packages shared across files resolve) in the dialect
+   * the set's runtime reads, then each policy block's query against the rules they define. A file only the other
+   * dialect reads is named with both fixes.
+   */
+  private async checkRego(
+    fail: (reason: string) => void,
+    folder: string,
+    files: FolderFiles,
+    toolVersion: string,
+    queries: { at: string; query: string }[],
+  ) {
     const opa = await Opa.find();
     if (!opa) {
-      console.error("warning: Rego was not checked: no opa binary on PATH. Install OPA to check it at preview");
+      this.context.missingChecker(fail, "Rego", "no opa binary on PATH");
       return;
     }
     const rego = [...files.keys()].filter((path) => path.endsWith(".rego") && !path.endsWith("_test.rego"));
-    const regoVersion = regoVersionOf(toolVersion);
-    for (const problem of await opa.check(rego, regoVersion, folder)) {
+    const dialect = regoVersionOfRuntime(toolVersion);
+    const problems = await opa.check(rego, dialect, folder);
+    for (const problem of problems) {
       const where = problem.location ? `${problem.location.file}:${problem.location.row}: ` : "";
       fail(
-        `${where}${problem.code}: ${problem.message} (opa check, Rego ${regoVersion} for policyToolVersion ${toolVersion})`,
+        `${where}${problem.code}: ${problem.message} (opa check, Rego ${dialect} for policyToolVersion ${toolVersion})`,
       );
     }
+    const words = policyToolVersionWords(toolVersion);
+    for (const advice of await dialectAdvice(opa, rego, problems, dialect, folder, words)) fail(advice);
+    if (problems.length > 0) return;
+    for (const problem of await queryProblems(opa, rego, dialect, folder, queries)) fail(problem);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError, TfeConnectionError } from "../client/errors";
@@ -16,6 +17,8 @@ import {
   weakensEnforcement,
 } from "../contract/policies";
 import { policySetIdPattern } from "../contract/policy-sets";
+import { Opa } from "../policy-code/opa";
+import { dialectAdvice, queryProblems, regoVersionWords } from "../policy-code/rego";
 import {
   argumentFailures,
   createOptions,
@@ -79,6 +82,12 @@ export interface PolicyArgs {
    * which otherwise fails `pulumi preview`. Stack config `tfe:allowWeakening: true` allows it for every resource.
    */
   allowWeakening?: pulumi.Input<boolean>;
+  /**
+   * OPA: the Rego dialect of the policy sets the policy joins, which preview checks the code in (with `opa`):
+   * `"v0"` (default) for sets on `latest` (the service runs OPA 0.61.x for it) or a 0.x runtime, `"v1"` for sets
+   * pinned to an OPA 1.x runtime. Rego v1 with `import rego.v1` reads in both.
+   */
+  regoVersion?: pulumi.Input<"v0" | "v1">;
 }
 
 /** The inputs as the provider holds them once checked. */
@@ -161,6 +170,7 @@ const policyProperties = propertyTable<PolicyArgs>()({
   codeSize: { change: "none", output: true },
   adoptExisting: { argument: "boolean", change: "none", output: false },
   allowWeakening: { argument: "boolean", change: "none", output: false },
+  regoVersion: { argument: "string", change: "none", output: false },
   policyId: { change: "none", output: true, service: { as: "id", read: "as held" } },
   policySetCount: { change: "none", output: true, service: { read: "as held" } },
   updatedAt: { change: "none", output: true, service: { read: "as held" } },
@@ -241,8 +251,63 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     }
 
     Object.assign(inputs, this.checkCode(failures, news));
+    if (kind === "opa" && failures.length === 0) await this.checkRego(failures, news, inputs.query);
     this.checkWeakening(failures, olds, inputs);
     return { inputs, failures };
+  }
+
+  /**
+   * OPA code checked with `opa` in the dialect of the sets the policy joins, and its query against the rules it
+   * defines: what the service would refuse, or evaluate as nothing, fails preview.
+   */
+  private async checkRego(failures: CheckFailure[], news: Record<string, unknown>, query: unknown) {
+    const { code, codeFile, regoVersion = "v0" } = news;
+    if (isUnknown(code) || isUnknown(codeFile) || isUnknown(regoVersion) || isUnknown(query)) return;
+    if (regoVersion !== "v0" && regoVersion !== "v1") {
+      failures.push({
+        property: "regoVersion",
+        reason: `regoVersion ${JSON.stringify(regoVersion)} is not valid: use "v0" or "v1"`,
+      });
+      return;
+    }
+    const property = code !== undefined ? "code" : "codeFile";
+    const fail = (reason: string) => failures.push({ property: "", reason: `${property}: ${reason}` });
+    const opa = await Opa.find();
+    if (!opa) {
+      this.context.missingChecker(fail, "Rego", "no opa binary on PATH");
+      return;
+    }
+    const directory = mkdtempSync(join(tmpdir(), "tfe-governance-rego-"));
+    try {
+      const file = "policy.rego";
+      writeFileSync(join(directory, file), code !== undefined ? String(code) : readFileSync(resolve(String(codeFile))));
+      const problems = await opa.check([file], regoVersion, directory);
+      const shown = (text: string) => (codeFile !== undefined ? text.replaceAll(file, String(codeFile)) : text);
+      for (const problem of problems) {
+        fail(
+          shown(
+            `${problem.location ? `${file}:${problem.location.row}: ` : ""}${problem.code}: ${problem.message} (opa check)`,
+          ),
+        );
+      }
+      for (const advice of await dialectAdvice(
+        opa,
+        [file],
+        problems,
+        regoVersion,
+        directory,
+        regoVersionWords(regoVersion),
+      )) {
+        fail(shown(advice));
+      }
+      if (problems.length > 0 || typeof query !== "string") return;
+      const queries = [{ at: "query", query }];
+      for (const problem of await queryProblems(opa, [file], regoVersion, directory, queries, "the policy's code")) {
+        failures.push({ property: "", reason: problem });
+      }
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   }
 
   /**

@@ -68,6 +68,27 @@ export class ProviderContext {
     });
   }
 
+  /**
+   * A checker of policy code is missing (no `opa`): with `tfe:requireCodeChecks` (or `TFE_REQUIRE_CODE_CHECKS`)
+   * set to `true` that fails, naming the fix; without, a warning says once per run what went unchecked.
+   */
+  missingChecker(fail: (reason: string) => void, what: string, why: string): void {
+    const required =
+      this.stackConfig?.get("requireCodeChecks") === "true" || process.env.TFE_REQUIRE_CODE_CHECKS === "true";
+    if (required) {
+      fail(
+        `${what} was not checked: ${why}, and tfe:requireCodeChecks (or TFE_REQUIRE_CODE_CHECKS) asks for every ` +
+          "check: install OPA (docs/ci.md shows how in CI), or put it on PATH",
+      );
+      return;
+    }
+    warnOnce(
+      what,
+      `warning: ${what} was not checked: ${why}. Install OPA to check it at preview (docs/ci.md), and set ` +
+        "tfe:requireCodeChecks true (or TFE_REQUIRE_CODE_CHECKS=true in CI) to make a missing checker an error",
+    );
+  }
+
   /** Whether a create of this operation adopted `id`: then it is another resource's now, not to be deleted. */
   adoptedThisOperation(id: string): boolean {
     return this.claimed.get(id) === "adopted";
@@ -236,6 +257,15 @@ export async function deleteConfirmingGone(
  */
 export function partialFailure(error: Error, id: string, properties: object): Error {
   return Object.assign(new Error(error.message), { id, properties, reasons: [error.message] });
+}
+
+const warned = new Set<string>();
+
+/** Prints `message` once per process, that is once per Pulumi operation, however many resources meet it. */
+export function warnOnce(key: string, message: string): void {
+  if (warned.has(key)) return;
+  warned.add(key);
+  console.error(message);
 }
 
 /** The client's error behind `error`, following `cause` through the messages resources wrap around it. */

@@ -81,7 +81,7 @@ describe("PolicyFolder under the real engine", () => {
       files: {
         "index.js": [
           'const { PolicyFolder } = require("pulumi-tfe-governance");',
-          `const folder = new PolicyFolder("checked", { directory: "folder", policySetIds: ["${policySetId}"] });`,
+          `const folder = new PolicyFolder("checked", { directory: "folder", policySetIds: ["${policySetId}"], regoVersion: "v1" });`,
           "exports.policyIds = folder.policyIds;",
         ].join("\n"),
       },

@@ -198,6 +198,7 @@ const expectations: Record<string, Expectation> = {
     fails: ['sentinel.hcl:2: policy "uses-an-opa-level": enforcement level "mandatory" is not one of sentinel\'s'],
   },
   "opa-v1": {
+    args: { regoVersion: "v1" },
     loads: [
       {
         name: "deny-public-ingress",
@@ -220,7 +221,6 @@ const expectations: Record<string, Expectation> = {
     ],
   },
   "opa-v0": {
-    args: { regoVersion: "v0" },
     loads: [
       {
         name: "deny-unencrypted-buckets",
@@ -237,6 +237,7 @@ const expectations: Record<string, Expectation> = {
     ],
   },
   "opa-wrong-query": {
+    args: { regoVersion: "v1" },
     fails: [
       'policies.hcl:2: policy "typo-in-rule": query data.terraform.policies.block_deletes.denied: block_deletes.rego',
       'defines no rule "denied"; its rules: deny',
@@ -245,11 +246,13 @@ const expectations: Record<string, Expectation> = {
     ],
   },
   "opa-syntax-error": {
+    args: { regoVersion: "v1" },
     fails: [
       'policies.hcl:1: policy "limit-volume-size": limit_volume_size.rego:7: rego_parse_error: unexpected } token',
     ],
   },
   "opa-cross-file": {
+    args: { regoVersion: "v1" },
     fails: [
       'policy "require-backup-tag": require_backup_tag.rego uses lib/plan.rego (data.lib.plan)',
       "or declare the folder as a PolicySet",
@@ -325,20 +328,24 @@ describe("every fixture folder loads or fails clearly, failures before any reque
 });
 
 describe("Rego version and the opa binary", () => {
-  it("checks the v0 folder as v1 by default, and says how to choose v0", async () => {
-    const outcome = await declare("opa-v0");
+  it("checks Rego as the service's latest runtime reads it (v0) by default, naming both fixes for a v1 file", async () => {
+    const outcome = await declare("opa-v1");
+    const message = "error" in outcome ? outcome.error.message : "";
+    expect(message).toMatch(/network\/deny_public_ingress\.rego:4: rego_parse_error: unexpected identifier token/);
+    expect(message).toMatch(
+      /network\/deny_public_ingress\.rego:4: written as Rego v1 \(if, contains\), which regoVersion "v0" \(sets on OPA latest, which the service runs as 0\.61\.x, or on any 0\.x\) does not read: add "import rego\.v1" to the file .*or set regoVersion: "v1" for sets pinned to an OPA 1\.x runtime/,
+    );
+  });
+
+  it("checks the v0 folder as v1 when asked to, naming both fixes", async () => {
+    const outcome = await declare("opa-v0", { regoVersion: "v1" });
     const message = "error" in outcome ? outcome.error.message : "";
     expect(message).toContain(
       "policies/no_friday_applies.rego:5: rego_parse_error: `if` keyword is required before rule body",
     );
-    expect(message).toContain('for a policy set on an OPA 0.x runtime, set regoVersion: "v0"');
-  });
-
-  it("checks the v1 folder as v0 when asked to, and fails it there", async () => {
-    const outcome = await declare("opa-v1", { regoVersion: "v0" });
-    const message = "error" in outcome ? outcome.error.message : "";
-    expect(message).toMatch(/network\/deny_public_ingress\.rego:4: rego_parse_error: unexpected identifier token/);
-    expect(message).toContain('for a policy set on an OPA 1.x runtime, set regoVersion: "v1"');
+    expect(message).toMatch(
+      /no_friday_applies\.rego:5: written as Rego v0, which regoVersion "v1" \(sets pinned to an OPA 1\.x runtime\) does not read: write it as Rego v1 .*or set regoVersion: "v0" for sets on latest or 0\.x/,
+    );
   });
 
   it("fails clearly when the configured opa binary cannot be run", async () => {
@@ -363,11 +370,14 @@ describe("Rego version and the opa binary", () => {
       expect(unchecked.regoChecked).toBe(false);
       expect(unchecked.policies.map((policy) => policy.name)).toEqual(["limit-volume-size"]);
 
-      const first = await declare("opa-v1");
-      const second = await declare("opa-v0", { regoVersion: "v0" });
+      const first = await declare("opa-v1", { regoVersion: "v1" });
+      const second = await declare("opa-v0");
       expect("loaded" in first && "loaded" in second).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(warnings.filter((line) => line.includes("Rego was not checked: no opa binary on PATH"))).toHaveLength(1);
+      // Once from the program (PolicyFolder, on the folder) and once from the provider (its policies' checks).
+      const said = warnings.filter((line) => line.includes("Rego was not checked: no opa binary on PATH"));
+      expect(said.filter((line) => line.includes("set opaPath"))).toHaveLength(1);
+      expect(said.filter((line) => !line.includes("set opaPath"))).toHaveLength(1);
     } finally {
       process.env.PATH = path;
       for (const spy of spies) spy.mockRestore();

@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -156,21 +156,66 @@ describe("PolicySet check: the folder and the arguments at preview, before any r
     expect(server.requestLog.entries()).toEqual([]);
   });
 
-  it("checks Rego with opa in the dialect of the set's runtime: an OPA 0.x version means Rego v0", async () => {
-    const directory = folderCopy("opa-network");
-    const asV0 = await reasons({ directory, policyToolVersion: "0.61.0" });
-    expect(asV0.length).toBeGreaterThan(0);
-    for (const reason of asV0)
-      expect(reason).toMatch(/^directory: .*rego_parse_error.*Rego v0 for policyToolVersion 0\.61\.0/);
+  it("checks Rego in the dialect of the runtime the service runs: latest and 0.x read v0, a pinned 1.x v1", async () => {
+    // The example carries import rego.v1: both runtimes read it.
+    for (const policyToolVersion of ["latest", "0.61.0", "1.2.0"]) {
+      expect(await reasons({ directory: join(examples, "opa-network"), policyToolVersion }), policyToolVersion).toEqual(
+        [],
+      );
+    }
+    // Rego v1 without the import: the service's latest (OPA 0.61.x) refuses it, a pinned 1.x reads it.
+    const v1 = folderCopy("opa-network");
+    for (const file of ["network.rego", join("lib", "helpers.rego")]) {
+      writeFileSync(join(v1, file), readFileSync(join(v1, file), "utf8").replace("import rego.v1\n", ""));
+    }
+    const refused = (await reasons({ directory: v1 })).join("\n");
+    expect(refused).toMatch(/rego_parse_error.*Rego v0 for policyToolVersion latest/);
+    expect(refused).toMatch(
+      /network\.rego:\d+: written as Rego v1 \(if, contains\), which policyToolVersion latest \(the service runs OPA 0\.61\.x for it\) does not read: add "import rego\.v1" to the file .*or pin policyToolVersion to a 1\.x runtime/,
+    );
+    expect(await reasons({ directory: v1, policyToolVersion: "1.2.0" })).toEqual([]);
+    // Rego v0 (HashiCorp's OPA tutorial is written so): latest reads it, a pinned 1.x does not.
+    const v0 = folderCopy("opa-network");
     writeFileSync(
-      join(directory, "network.rego"),
+      join(v0, "network.rego"),
       "package terraform.network\n\ndeny[msg] { msg := input.x }\nwarn[msg] { msg := input.y }\n",
     );
-    writeFileSync(join(directory, "lib", "helpers.rego"), "package terraform.lib\n\nchanged(t) = [t]\n");
-    expect(await reasons({ directory, policyToolVersion: "0.61.0" })).toEqual([]);
-    const asV1 = await reasons({ directory });
-    expect(asV1.length).toBeGreaterThan(0);
-    for (const reason of asV1) expect(reason).toMatch(/rego_parse_error.*Rego v1 for policyToolVersion latest/);
+    writeFileSync(join(v0, "lib", "helpers.rego"), "package terraform.lib\n\nchanged(t) = [t]\n");
+    expect(await reasons({ directory: v0 })).toEqual([]);
+    const pinned = (await reasons({ directory: v0, policyToolVersion: "1.2.0" })).join("\n");
+    expect(pinned).toMatch(
+      /network\.rego:\d+: written as Rego v0, which policyToolVersion 1\.2\.0 \(an OPA 1\.x runtime\) does not read: write it as Rego v1 .*or pin policyToolVersion to a 0\.x runtime/,
+    );
+  });
+
+  it("checks each OPA query against the rules the set's Rego defines, naming the closest", async () => {
+    const directory = folderCopy("opa-network");
+    const config = readFileSync(join(directory, "policies.hcl"), "utf8");
+    writeFileSync(
+      join(directory, "policies.hcl"),
+      config.replace("data.terraform.network.deny", "data.terraform.networks.deny"),
+    );
+    expect(await reasons({ directory })).toEqual([
+      expect.stringMatching(
+        /^directory: .*policies\.hcl:\d+: policy "deny-public-ingress": query data\.terraform\.networks\.deny names no rule of the set's Rego: did you mean data\.terraform\.network\.deny\?/,
+      ),
+    ]);
+  });
+
+  it("says once what it could not check without opa, and fails instead when tfe:requireCodeChecks asks for every check", async () => {
+    const path = process.env.PATH;
+    process.env.PATH = "/nonexistent";
+    try {
+      const warned = await capturedStderr(() => reasons({ directory: join(examples, "opa-network") }));
+      expect(warned.result).toEqual([]);
+      process.env.TFE_REQUIRE_CODE_CHECKS = "true";
+      expect(await reasons({ directory: join(examples, "opa-network") })).toEqual([
+        expect.stringMatching(/Rego was not checked: no opa binary on PATH, and tfe:requireCodeChecks .* install OPA/),
+      ]);
+    } finally {
+      process.env.PATH = path;
+      delete process.env.TFE_REQUIRE_CODE_CHECKS;
+    }
   });
 
   it("refuses a plain value for a parameter whose name says it is a credential", async () => {

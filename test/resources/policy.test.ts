@@ -18,7 +18,7 @@ const files = mkdtempSync(join(tmpdir(), "policy-provider-"));
 const sentinelFile = join(files, "main.sentinel");
 const regoFile = join(files, "main.rego");
 writeFileSync(sentinelFile, "main = rule { true }\n");
-writeFileSync(regoFile, 'package terraform\n\ndeny[msg] { false; msg := "" }\n');
+writeFileSync(regoFile, 'package terraform\n\ndeny[msg] { false; msg := "" }\nwarn[msg] { false; msg := "" }\n');
 
 let server: RunningServer;
 let client: TfeClient;
@@ -170,6 +170,29 @@ describe("check", () => {
   });
 });
 
+describe("check: OPA code, in the dialect of the sets it joins", () => {
+  const v1Code = 'package terraform\n\ndeny contains msg if { false; msg := "" }\n';
+  const failures = async (overrides: Record<string, unknown>) =>
+    (
+      (await provider.check({}, args({ kind: "opa", query: "data.terraform.deny", codeFile: undefined, ...overrides })))
+        .failures ?? []
+    ).map((failure) => failure.reason);
+
+  it("reads Rego as the service's latest runtime does (v0), naming both fixes for v1 code; regoVersion v1 reads it", async () => {
+    const refused = (await failures({ code: v1Code })).join("\n");
+    expect(refused).toMatch(/code: policy\.rego:3: rego_parse_error/);
+    expect(refused).toMatch(/written as Rego v1 \(if, contains\).*add "import rego\.v1".*or set regoVersion: "v1"/);
+    expect(await failures({ code: v1Code, regoVersion: "v1" })).toEqual([]);
+    expect(await failures({ code: v1Code.replace("\n\n", "\n\nimport rego.v1\n\n") })).toEqual([]);
+  });
+
+  it("checks the query against the rules the code defines, naming the closest", async () => {
+    expect(await failures({ code: v1Code, regoVersion: "v1", query: "data.terraform.denny" })).toEqual([
+      "query: query data.terraform.denny names no rule of the policy's code: did you mean data.terraform.deny?",
+    ]);
+  });
+});
+
 describe("check: changes that weaken governance", () => {
   const lowered = async (from: Record<string, unknown>, to: Record<string, unknown>) => {
     const olds = await checked(from);
@@ -180,7 +203,7 @@ describe("check: changes that weaken governance", () => {
     ["hard-mandatory", "advisory", {}],
     ["hard-mandatory", "soft-mandatory", {}],
     ["soft-mandatory", "advisory", {}],
-    ["mandatory", "advisory", { kind: "opa", query: "data.a", codeFile: regoFile }],
+    ["mandatory", "advisory", { kind: "opa", query: "data.terraform.deny", codeFile: regoFile }],
   ])("fails %s to %s before any request, naming the policy, both levels and how to allow it", async (from, to, opa) => {
     server.requestLog.clear();
     const failures = await lowered({ ...opa, enforcementLevel: from }, { ...opa, enforcementLevel: to });
@@ -304,7 +327,7 @@ describe("diff", () => {
     });
     const newKind = await checked({
       kind: "opa",
-      query: "data.x",
+      query: "data.terraform.deny",
       codeFile: regoFile,
       description: "d",
       policySetIds: [policySetId],
@@ -538,20 +561,29 @@ describe("create", () => {
 
 describe("read", () => {
   it("reports every outside change so that it shows as drift", async () => {
-    const { id, outs } = await created({ kind: "opa", query: "data.a", codeFile: regoFile, description: "d" });
-    await client.policies.update(id, { description: "outside", query: "data.b", enforcementLevel: "mandatory" });
+    const { id, outs } = await created({
+      kind: "opa",
+      query: "data.terraform.deny",
+      codeFile: regoFile,
+      description: "d",
+    });
+    await client.policies.update(id, {
+      description: "outside",
+      query: "data.terraform.warn",
+      enforcementLevel: "mandatory",
+    });
     await client.policies.upload(id, "package terraform\n");
     const result = await provider.read(id, outs);
     expect(result.props).toMatchObject({
       description: "outside",
-      query: "data.b",
+      query: "data.terraform.warn",
       enforcementLevel: "mandatory",
       codeHash: hashCode(Buffer.from("package terraform\n")),
       codeFile: regoFile,
     });
     expect(result.inputs).toMatchObject({ description: "outside", enforcementLevel: "mandatory" });
     expect(result.inputs).not.toHaveProperty("policyId");
-    const news = await checked({ kind: "opa", query: "data.a", codeFile: regoFile, description: "d" });
+    const news = await checked({ kind: "opa", query: "data.terraform.deny", codeFile: regoFile, description: "d" });
     const diff = await provider.diff(id, result.props as PolicyOutputs, news);
     expect(diff).toMatchObject({ changes: true, replaces: [] });
   });
@@ -709,9 +741,9 @@ describe("update", () => {
   });
 
   it("changes an OPA query", async () => {
-    const { id, outs } = await created({ kind: "opa", query: "data.a", codeFile: regoFile });
-    await provider.update(id, outs, await checked({ kind: "opa", query: "data.b", codeFile: regoFile }));
-    expect((await client.policies.read(id)).query).toBe("data.b");
+    const { id, outs } = await created({ kind: "opa", query: "data.terraform.deny", codeFile: regoFile });
+    await provider.update(id, outs, await checked({ kind: "opa", query: "data.terraform.warn", codeFile: regoFile }));
+    expect((await client.policies.read(id)).query).toBe("data.terraform.warn");
   });
 
   it("uploads only when the code changed", async () => {

@@ -1,5 +1,7 @@
 package terraform.policies.deny_public_buckets
 
+import rego.v1
+
 public_acls := {"public-read", "public-read-write"}
 
 deny contains message if {

@@ -1,5 +1,8 @@
 package terraform.network
 
+# Rego v1 syntax, read by the service's default OPA runtime (0.61.x for latest) and by a pinned 1.x.
+import rego.v1
+
 import data.terraform.lib
 
 deny contains msg if {

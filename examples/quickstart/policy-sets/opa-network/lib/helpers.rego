@@ -1,5 +1,8 @@
 package terraform.lib
 
+# Rego v1 syntax, read by the service's default OPA runtime (0.61.x for latest) and by a pinned 1.x.
+import rego.v1
+
 changed(type) := [rc |
 	some rc in input.plan.resource_changes
 	rc.type == type
