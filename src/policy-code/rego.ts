@@ -1,3 +1,4 @@
+import { closestName } from "../contract/names";
 import { Opa, OpaError, type OpaProblem, type RegoModule, type RegoVersion } from "./opa";
 
 /**
@@ -144,27 +145,7 @@ export async function queryProblems(
 
 /** The rule a typo most likely meant: the fewest edits, at most a quarter of the name (and at least 2). */
 function closestRule(name: string, rules: readonly string[]): string | undefined {
-  let best: { rule: string; distance: number } | undefined;
-  for (const rule of rules) {
-    const distance = editDistance(name, rule);
-    if (distance <= Math.max(2, Math.floor(name.length / 4)) && (!best || distance < best.distance)) {
-      best = { rule, distance };
-    }
-  }
-  return best?.rule;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution);
-    }
-    previous = current;
-  }
-  return previous[b.length] as number;
+  return closestName(name, rules, Math.max(2, Math.floor(name.length / 4)));
 }
 
 /** A query's path: `data.a.b` as `["a", "b"]`; undefined for anything but a plain reference into data. */

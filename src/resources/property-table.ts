@@ -1,5 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
+import { closestName } from "../contract/names";
 import { type CheckFailure, isUnknown, sameValue } from "./provider-context";
+
+export { closestName };
 
 /** What an argument may hold; each kind names itself in the failure message. */
 export type ArgumentKind = "string" | "boolean" | "string list" | "list" | "object";
@@ -181,31 +184,4 @@ function describe(value: unknown): string {
   if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
   if (typeof value === "object") return "an object";
   return `the ${typeof value} ${String(value)}`;
-}
-
-/** The known name a typo most likely meant: the same but for case, else at most two edits away. */
-export function closestName(name: string, candidates: string[]): string | undefined {
-  const lower = name.toLowerCase();
-  const sameButCase = candidates.find((candidate) => candidate.toLowerCase() === lower);
-  if (sameButCase) return sameButCase;
-  let best: { candidate: string; distance: number } | undefined;
-  for (const candidate of candidates) {
-    const distance = editDistance(lower, candidate.toLowerCase());
-    if (distance <= 2 && (!best || distance < best.distance)) best = { candidate, distance };
-  }
-  return best?.candidate;
-}
-
-/** Levenshtein distance, with one row of memory. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution);
-    }
-    previous = current;
-  }
-  return previous[b.length] as number;
 }
