@@ -7,8 +7,9 @@ import type { CreatePolicySetOptions, PolicySetScope, PolicySet as ServicePolicy
 import { maxNameLength } from "../contract/limits";
 import { type PolicyKind, policyKinds, policyNamePattern, weakensEnforcement } from "../contract/policies";
 import { policySetArchiveSizeProblem } from "../contract/policy-sets";
-import { archiveSize, collectFolder, packFiles } from "../policy-code/archive";
+import { archiveSize, collectFolder, hashFiles, packFiles } from "../policy-code/archive";
 import { Opa } from "../policy-code/opa";
+import { bringInOutsideSources, type WithOutsideSources } from "../policy-code/outside-sources";
 import {
   configFileOfKind,
   type FolderFiles,
@@ -321,34 +322,38 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       fail(`does not exist (resolved to ${path}, relative to the program's directory)`);
       return { readable: false };
     }
-    let files: FolderFiles;
+    let prepared: PreparedFolder;
     try {
-      const collected = collectFolder(path);
-      files = collected.files;
-      inputs.contentHash = collected.contentHash;
-      if (collected.contentHash !== olds.contentHash) {
-        // What a reviewer should see: the upload carries these files from outside the folder.
-        for (const link of collected.externalLinks) {
-          console.error(
-            `note: policy set "${String(news.name)}": directory ${directory}: ${link.path} links out of the folder, ` +
-              `to ${link.target}; its content is uploaded`,
-          );
-        }
-        const archive = packFiles(files);
-        const tooLarge = policySetArchiveSizeProblem(archiveSize(files, archive));
-        if (tooLarge) {
-          fail(tooLarge);
-          return { readable: false };
-        }
-        this.packedArchives.set(collected.contentHash, archive);
-      }
+      prepared = await prepareFolder(path, news.kind as PolicyKind | undefined);
     } catch (error) {
       fail((error as Error).message);
       return { readable: false };
     }
-    const declared = news.kind as PolicyKind | undefined;
-    const found = policyKinds.filter((kind) => files.has(configFileOfKind[kind]));
-    const kind = declared ?? (found.length === 1 ? (found[0] as PolicyKind) : "sentinel");
+    for (const problem of prepared.problems) fail(problem);
+    if (prepared.problems.length > 0) return { readable: false };
+    const { files, kind } = prepared;
+    inputs.contentHash = prepared.contentHash;
+    if (prepared.contentHash !== olds.contentHash) {
+      // What a reviewer should see: the upload carries these files from outside the folder.
+      const label = `policy set "${String(news.name)}": directory ${directory}`;
+      for (const link of prepared.externalLinks) {
+        console.error(
+          `note: ${label}: ${link.path} links out of the folder, to ${link.target}; its content is uploaded`,
+        );
+      }
+      for (const brought of prepared.broughtIn) {
+        console.error(
+          `note: ${label}: source ${brought.source} is outside the folder; ${brought.from} is uploaded as ${brought.path}`,
+        );
+      }
+      const archive = packFiles(files);
+      const tooLarge = policySetArchiveSizeProblem(archiveSize(files, archive));
+      if (tooLarge) {
+        fail(tooLarge);
+        return { readable: false };
+      }
+      this.packedArchives.set(prepared.contentHash, archive);
+    }
     try {
       const summary = await readPolicySetFolder(files, kind);
       inputs.folderPolicies = summary.policies;
@@ -582,10 +587,10 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
   }
 
   /** The archive check packed for this content, or the folder packed now when it still holds that content. */
-  private archiveFor(inputs: PolicySetInputs): Buffer {
+  private async archiveFor(inputs: PolicySetInputs): Promise<Buffer> {
     const packed = inputs.contentHash ? this.packedArchives.get(inputs.contentHash) : undefined;
     if (packed) return packed;
-    const { files, contentHash } = collectFolder(resolve(inputs.directory as string));
+    const { files, contentHash } = await prepareFolder(resolve(inputs.directory as string), inputs.kind);
     if (contentHash !== inputs.contentHash) {
       throw new Error(
         `directory ${inputs.directory} changed after preview checked it: run up again, which checks and uploads what ` +
@@ -635,7 +640,12 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       const onService = createdHere ? [] : await client.policySets.listParameters(policySet.id);
       Object.assign(held, await syncParameters(client, policySet.id, onService, {}, inputs.parameters));
       if (inputs.directory !== undefined) {
-        held.currentVersionId = await uploadVersion(client, policySet.id, this.archiveFor(inputs), labelOf(inputs));
+        held.currentVersionId = await uploadVersion(
+          client,
+          policySet.id,
+          await this.archiveFor(inputs),
+          labelOf(inputs),
+        );
         held.contentHash = inputs.contentHash;
         held.folderPolicies = inputs.folderPolicies;
       }
@@ -762,7 +772,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       // The folder goes first: an errored version fails the update before anything else changed, and state keeps
       // the last ready version.
       if (news.directory !== undefined && olds.contentHash !== news.contentHash) {
-        held.currentVersionId = await uploadVersion(client, id, this.archiveFor(news), labelOf(news));
+        held.currentVersionId = await uploadVersion(client, id, await this.archiveFor(news), labelOf(news));
         held.contentHash = news.contentHash;
         held.folderPolicies = news.folderPolicies;
       }
@@ -893,6 +903,21 @@ function absorb(held: Held, failure: unknown): Error {
   if ("name" in failure.held) held.shape = failure.held as SetShape;
   else Object.assign(held, failure.held);
   return failure.cause as Error;
+}
+
+/** A folder as it is uploaded: the files go-slug packs, with sources outside the folder brought in. */
+interface PreparedFolder extends WithOutsideSources {
+  kind: PolicyKind;
+  contentHash: string;
+  externalLinks: { path: string; target: string }[];
+}
+
+async function prepareFolder(path: string, declared: PolicyKind | undefined): Promise<PreparedFolder> {
+  const collected = collectFolder(path);
+  const found = policyKinds.filter((kind) => collected.files.has(configFileOfKind[kind]));
+  const kind = declared ?? (found.length === 1 ? (found[0] as PolicyKind) : "sentinel");
+  const withOutside = await bringInOutsideSources(path, collected.files, kind);
+  return { ...withOutside, kind, contentHash: hashFiles(withOutside.files), externalLinks: collected.externalLinks };
 }
 
 function labelOf(inputs: PolicySetInputs) {

@@ -442,6 +442,63 @@ describe("PolicySet against the local server", () => {
   });
 });
 
+describe("PolicySet: a library's set folder whose configuration reaches shared files outside it", () => {
+  /** HashiCorp's third-generation layout: sets in subfolders, shared functions and imports two levels up. */
+  function library(): string {
+    const root = mkdtempSync(join(work, "library-"));
+    const write = (path: string, text: string) => {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), text);
+    };
+    write("common-functions/tfplan-functions/tfplan-functions.sentinel", "find_resources = func(t) { return [] }\n");
+    write("imports/regions.json", '{ "allowed": ["eu-west-1"] }\n');
+    write(
+      "policies/aws/sentinel.hcl",
+      'module "tfplan-functions" {\n  source = "../../common-functions/tfplan-functions/tfplan-functions.sentinel"\n}\n' +
+        'import "static" "regions" {\n  source = "../../imports/regions.json"\n  format = "json"\n}\n' +
+        'policy "restrict-ec2" {\n  source = "./restrict-ec2.sentinel"\n  enforcement_level = "hard-mandatory"\n}\n',
+    );
+    write(
+      "policies/aws/restrict-ec2.sentinel",
+      'import "tfplan-functions" as plan\nimport "regions"\nmain = rule { length(plan.find_resources("aws_instance")) >= 0 }\n',
+    );
+    return root;
+  }
+
+  it("brings the shared files in, names each at preview, and the service reads the upload as the repository", async () => {
+    const root = library();
+    const directory = join(root, "policies", "aws");
+    const { result, stderr } = await capturedStderr(() => checked({ directory, name: "aws-library" }));
+    expect(result.folderPolicies).toEqual({ "restrict-ec2": "hard-mandatory" });
+    expect(stderr).toContain(
+      "source ../../common-functions/tfplan-functions/tfplan-functions.sentinel is outside the folder; " +
+        `${join(root, "common-functions", "tfplan-functions", "tfplan-functions.sentinel")} is uploaded as ` +
+        "_outside/common-functions/tfplan-functions/tfplan-functions.sentinel",
+    );
+    expect(stderr).toContain("source ../../imports/regions.json is outside the folder");
+    const { id } = await provider.create(result);
+    const set = await client.policySets.read(id);
+    expect((await client.policySets.readVersion(set.currentVersionId as string)).status).toBe("ready");
+    // Editing a shared function is a change of the set's content: the next up uploads once.
+    writeFileSync(
+      join(root, "common-functions", "tfplan-functions", "tfplan-functions.sentinel"),
+      "find_resources = func(t) { return [t] }\n",
+    );
+    const edited = await checked({ directory, name: "aws-library" }, result as unknown as Record<string, unknown>);
+    expect(edited.contentHash).not.toBe(result.contentHash);
+  });
+
+  it("fails preview naming a shared file that is not there", async () => {
+    const root = library();
+    rmSync(join(root, "imports", "regions.json"));
+    expect(await reasons({ directory: join(root, "policies", "aws") })).toEqual([
+      expect.stringMatching(
+        /sentinel\.hcl:5: import "static" "regions": \.\.\/\.\.\/imports\/regions\.json is not there \(resolved to .*\): fix the path, or add the file/,
+      ),
+    ]);
+  });
+});
+
 describe("PolicySet: what a change may not do behind the user's back", () => {
   const sentinelOlds = async (overrides: Record<string, unknown> = {}) =>
     ({ ...(await checked(overrides)), policySetId: "polset-x" }) as Record<string, unknown>;

@@ -1,0 +1,100 @@
+import { readFileSync, statSync } from "node:fs";
+import { dirname, posix, relative, resolve, sep } from "node:path";
+import type { PolicyKind } from "../contract/policies";
+import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
+import { configFileOfKind, type FolderFiles, isRemoteSource } from "./policy-set-folder";
+import { decodeUtf8 } from "./sentinel";
+
+/**
+ * Libraries made for sets read from version control (HashiCorp's third-generation Sentinel library, many vendors')
+ * keep shared functions and imports outside each set's folder: `source = "../../common-functions/..."`. The service
+ * reads such a set from the whole repository. An uploaded version holds only its folder, so those files are brought
+ * in: each goes into the archive under {@link outsideFolder}, at its path from the nearest folder that holds the set
+ * and all of them, and the configuration's `source` points there. The service then reads exactly the files the
+ * repository would give it.
+ */
+
+/** Where files from outside the folder go in the archive. */
+export const outsideFolder = "_outside";
+
+export interface BroughtIn {
+  /** The `source` as the configuration wrote it. */
+  source: string;
+  /** Where the file is on disk. */
+  from: string;
+  /** Its path in the archive, and in the rewritten configuration (without the leading `./`). */
+  path: string;
+}
+
+export interface WithOutsideSources {
+  files: Map<string, Uint8Array>;
+  broughtIn: BroughtIn[];
+  /** A source outside the folder that names no file, each naming the block: preview fails on these. */
+  problems: string[];
+}
+
+/** The folder's files with every local `source` that leaves the folder brought in (Sentinel; OPA names none). */
+export async function bringInOutsideSources(
+  folder: string,
+  files: FolderFiles,
+  kind: PolicyKind,
+): Promise<WithOutsideSources> {
+  const configName = configFileOfKind[kind];
+  const unchanged = { files: new Map(files), broughtIn: [], problems: [] };
+  const configBytes = files.get(configName);
+  const text = configBytes && decodeUtf8(configBytes);
+  if (kind !== "sentinel" || text === undefined) return unchanged;
+  let blocks: HclBlock[];
+  try {
+    blocks = await parseBlocks(configName, text);
+  } catch {
+    return unchanged; // The folder's own reading reports the syntax error.
+  }
+  const problems: string[] = [];
+  const outside = new Map<string, string>();
+  for (const block of blocks) {
+    const source = literalString(block, "source");
+    if (typeof source !== "string" || isRemoteSource(source)) continue;
+    const normalized = posix.normalize(source.replace(/\\/g, "/"));
+    if (!(normalized === ".." || normalized.startsWith("../"))) continue;
+    const from = resolve(folder, source);
+    if (!statSync(from, { throwIfNoEntry: false })?.isFile()) {
+      const line = lineOf(text, block, "source");
+      problems.push(
+        `${configName}${line ? `:${line}` : ""}: ${blockAddress(block)}: ${source} is not there (resolved to ` +
+          `${from}): fix the path, or add the file`,
+      );
+      continue;
+    }
+    outside.set(source, from);
+  }
+  if (outside.size === 0) return { ...unchanged, problems };
+  if ([...files.keys()].some((path) => path === outsideFolder || path.startsWith(`${outsideFolder}/`))) {
+    problems.push(
+      `the folder holds ${outsideFolder}/, where files from outside the folder go in the upload: rename it`,
+    );
+    return { ...unchanged, problems };
+  }
+  const root = commonFolder([resolve(folder), ...[...outside.values()].map((from) => dirname(from))]);
+  const result = new Map(files);
+  const broughtIn: BroughtIn[] = [];
+  let config = text;
+  for (const [source, from] of outside) {
+    const path = `${outsideFolder}/${relative(root, from).split(sep).join("/")}`;
+    result.set(path, readFileSync(from));
+    broughtIn.push({ source, from, path });
+    const literal = new RegExp(`(\\bsource\\s*=\\s*)"${source.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}"`, "g");
+    config = config.replace(literal, `$1"./${path}"`);
+  }
+  result.set(configName, Buffer.from(config, "utf8"));
+  return { files: result, broughtIn: broughtIn.sort((a, b) => (a.path < b.path ? -1 : 1)), problems };
+}
+
+/** The deepest folder that holds every one of `folders`. */
+function commonFolder(folders: string[]): string {
+  let common = folders[0] as string;
+  for (const folder of folders.slice(1)) {
+    while (relative(common, folder).startsWith("..")) common = dirname(common);
+  }
+  return common;
+}
