@@ -53,8 +53,10 @@ export type {
   PolicySetScope,
   PolicySetSettings,
   PolicySetsApi,
+  PolicySetVcs,
   PolicySetVersion,
   UpdatePolicySetOptions,
+  VcsRepo,
 } from "./policy-sets";
 export { RateLimiter } from "./rate-limiter";
 export type {

@@ -94,6 +94,30 @@ export interface PolicySetSettings {
   overridable?: boolean | null;
   agentEnabled?: boolean;
   policyToolVersion?: string;
+  /** Read the set from version control; `null` (update) makes it a set that takes uploads again. */
+  vcsRepo?: VcsRepo | null;
+  /** The repository's folder that holds the set. */
+  policiesPath?: string | null;
+  /** Path globs whose changes make a new version; default: any change. */
+  policyUpdatePatterns?: string[];
+}
+
+/** A repository a set is read from, and the credential the service reads it with (exactly one of the two). */
+export interface VcsRepo {
+  /** `org/repo`, as the VCS provider names it. */
+  identifier: string;
+  /** Default: the repository's default branch. */
+  branch?: string | null;
+  ingressSubmodules?: boolean;
+  oauthTokenId?: string | null;
+  githubAppInstallationId?: string | null;
+}
+
+/** A set's version control, as the service holds it. */
+export interface PolicySetVcs {
+  vcsRepo: Required<VcsRepo> & { serviceProvider: string | null };
+  policiesPath: string | null;
+  policyUpdatePatterns: string[];
 }
 
 export interface CreatePolicySetOptions extends PolicySetSettings, PolicySetScope {
@@ -121,6 +145,8 @@ export interface PolicySet extends Required<PolicySetScope> {
   currentVersionId: string | null;
   newestVersionId: string | null;
   updatedAt: string | null;
+  /** Where a set read from version control reads from; null for a set that takes uploads, or holds policies. */
+  vcs: PolicySetVcs | null;
 }
 
 export interface PolicySetPage {
@@ -131,6 +157,10 @@ export interface PolicySetPage {
 export interface PolicySetVersion {
   id: string;
   status: string;
+  /** `tfe-api` for an upload, the VCS provider's name (`github`, ...) for a version read from version control. */
+  source: string | null;
+  /** The commit a version-control version was read from. */
+  commitSha: string | null;
   errorMessage: string | null;
   /** Where to PUT the archive while the version is pending. */
   uploadLink: string | null;
@@ -154,6 +184,9 @@ const fieldNames = {
   "agent-enabled": "agentEnabled",
   "policy-tool-version": "policyToolVersion",
   "relationships.workspaces": "workspaceIds",
+  "vcs-repo": "vcsRepo",
+  "policies-path": "policiesPath",
+  "policy-update-patterns": "policyUpdatePatterns",
 };
 
 export class PolicySetsApi implements PolicySets {
@@ -390,12 +423,27 @@ function setPath(policySetId: string): string {
 }
 
 function settings(options: PolicySetSettings): Record<string, unknown> {
+  const repo = options.vcsRepo;
   const wire: Record<string, unknown> = {
     description: options.description,
     global: options.global,
     overridable: options.overridable,
     "agent-enabled": options.agentEnabled,
     "policy-tool-version": options.policyToolVersion,
+    "vcs-repo":
+      repo === undefined || repo === null
+        ? repo
+        : Object.fromEntries(
+            Object.entries({
+              identifier: repo.identifier,
+              branch: repo.branch,
+              "ingress-submodules": repo.ingressSubmodules,
+              "oauth-token-id": repo.oauthTokenId,
+              "github-app-installation-id": repo.githubAppInstallationId,
+            }).filter(([, value]) => value !== undefined && value !== null),
+          ),
+    "policies-path": options.policiesPath,
+    "policy-update-patterns": options.policyUpdatePatterns,
   };
   return Object.fromEntries(Object.entries(wire).filter(([, value]) => value !== undefined));
 }
@@ -424,17 +472,43 @@ function toPolicySet(resource: LenientPolicySetResource): PolicySet {
     currentVersionId: versionId("current-version"),
     newestVersionId: versionId("newest-version"),
     updatedAt: attributes["updated-at"] ?? null,
+    vcs: vcsOf(attributes),
+  };
+}
+
+function vcsOf(attributes: LenientPolicySetResource["attributes"]): PolicySetVcs | null {
+  const repo = attributes["vcs-repo"];
+  if (!repo) return null;
+  return {
+    vcsRepo: {
+      identifier: repo.identifier,
+      branch: repo.branch ?? null,
+      ingressSubmodules: repo["ingress-submodules"] ?? false,
+      // The service sends the credential it does not use as null or as an empty string.
+      oauthTokenId: repo["oauth-token-id"] || null,
+      githubAppInstallationId: repo["github-app-installation-id"] || null,
+      serviceProvider: repo["service-provider"] ?? null,
+    },
+    policiesPath: attributes["policies-path"] ?? null,
+    policyUpdatePatterns: attributes["policy-update-patterns"] ?? [],
   };
 }
 
 function toVersion(resource: {
   id: string;
-  attributes: { status: string; "error-message"?: string | null | undefined };
+  attributes: {
+    status: string;
+    source?: string | null | undefined;
+    "error-message"?: string | null | undefined;
+    "ingress-attributes"?: { "commit-sha"?: string | null | undefined } | null | undefined;
+  };
   links?: { upload?: string | null | undefined } | undefined;
 }): PolicySetVersion {
   return {
     id: resource.id,
     status: resource.attributes.status,
+    source: resource.attributes.source ?? null,
+    commitSha: resource.attributes["ingress-attributes"]?.["commit-sha"] ?? null,
     errorMessage: resource.attributes["error-message"] ?? null,
     uploadLink: resource.links?.upload ?? null,
   };

@@ -81,6 +81,16 @@ export function policySetArchiveSizeProblem(size: PolicySetArchiveSize): string 
   return undefined;
 }
 
+/**
+ * The local server's stand-in for a VCS provider's webhook (`POST /_local/vcs-push`): a push to a seeded repository,
+ * and the versions it made. Not the service's API.
+ */
+export const vcsPushRequest = z.strictObject({
+  identifier: z.string().min(1, "is required: the repository, as the seed's vcsRepositories names it"),
+  branch: z.string().min(1).optional(),
+});
+export const vcsPushAnswer = z.strictObject({ versions: z.array(z.string()) });
+
 /** `category` of every policy set parameter. */
 export const parameterCategory = "policy-set";
 
@@ -108,12 +118,36 @@ export function relationshipRequest(relationship: PolicySetRelationship) {
 export const policySetPoliciesRequest = relationshipRequest("policies");
 export type RelationshipRequest = { data: { id: string; type: string }[] };
 
+/**
+ * `vcs-repo` of a set read from version control, as requests send it: the repository (`org/repo`), its branch
+ * (default: the repository's default), whether submodules are ingested, and one credential, an OAuth token or a
+ * GitHub App installation. go-tfe sends `tags-regex` among them, which sets ignore.
+ */
+export const vcsRepoRequest = z
+  .strictObject({
+    identifier: z.string().min(1, "is required: the repository, e.g. acme/policy-library"),
+    branch: z.string().nullable().optional(),
+    "ingress-submodules": z.boolean().nullable().optional(),
+    "oauth-token-id": z.string().min(1).nullable().optional(),
+    "github-app-installation-id": z.string().min(1).nullable().optional(),
+    "tags-regex": z.string().nullable().optional(),
+  })
+  .refine((repo) => (repo["oauth-token-id"] ? 1 : 0) + (repo["github-app-installation-id"] ? 1 : 0) === 1, {
+    message: "needs exactly one of oauth-token-id and github-app-installation-id",
+  });
+
 const settableAttributes = {
   description: z.string().nullable().optional(),
   global: z.boolean().optional(),
   overridable: z.boolean().nullable().optional(),
   "agent-enabled": z.boolean().optional(),
   "policy-tool-version": z.string().min(1).optional(),
+  /** Version control: null turns a set back into one that takes uploads. */
+  "vcs-repo": vcsRepoRequest.nullable().optional(),
+  /** The folder of the repository that holds the set (`sentinel.hcl` / `policies.hcl`). */
+  "policies-path": z.string().nullable().optional(),
+  /** Path globs whose changes make a new version. */
+  "policy-update-patterns": z.array(z.string().min(1)).optional(),
 };
 
 const createRelationships = z
@@ -196,6 +230,19 @@ export const policySetResource = z.strictObject({
     "agent-enabled": z.boolean(),
     "policy-tool-version": z.string().min(1),
     "policies-path": z.string().nullable(),
+    "policy-update-patterns": z.array(z.string()),
+    "vcs-repo": z
+      .strictObject({
+        identifier: z.string().min(1),
+        "display-identifier": z.string().min(1),
+        branch: z.string(),
+        "ingress-submodules": z.boolean(),
+        "oauth-token-id": z.string().nullable(),
+        "github-app-installation-id": z.string().nullable(),
+        "repository-http-url": z.string(),
+        "service-provider": z.string(),
+      })
+      .nullable(),
     versioned: z.boolean(),
     "policy-count": z.number().int().nonnegative(),
     "workspace-count": z.number().int().nonnegative(),
@@ -224,7 +271,8 @@ export const policySetVersionResource = z.strictObject({
   id: z.string().regex(/^polsetver-[A-Za-z0-9]+$/),
   type: z.literal("policy-set-versions"),
   attributes: z.strictObject({
-    source: z.literal("tfe-api"),
+    /** `tfe-api` for uploads; the provider's name (`github`, `gitlab`, ...) for a version read from version control. */
+    source: z.string().min(1),
     status: z.enum(policySetVersionStatuses),
     "status-timestamps": z.strictObject({
       "pending-at": timestamp.optional(),
@@ -234,7 +282,17 @@ export const policySetVersionResource = z.strictObject({
     }),
     error: z.string().nullable(),
     "error-message": z.string().nullable(),
-    "ingress-attributes": z.null(),
+    /** Null for uploads; the commit a version-control version was read from. */
+    "ingress-attributes": z
+      .strictObject({
+        "commit-sha": z.string(),
+        "commit-url": z.string(),
+        branch: z.string(),
+        identifier: z.string(),
+        "is-pull-request": z.boolean(),
+        "sender-username": z.string(),
+      })
+      .nullable(),
     "created-at": timestamp,
     "updated-at": timestamp,
   }),
@@ -285,6 +343,18 @@ export const lenientPolicySetResource = z.object({
     overridable: z.boolean().nullish(),
     "agent-enabled": z.boolean().nullish(),
     "policy-tool-version": z.string().nullish(),
+    "policies-path": z.string().nullish(),
+    "policy-update-patterns": z.array(z.string()).nullish(),
+    "vcs-repo": z
+      .object({
+        identifier: z.string(),
+        branch: z.string().nullish(),
+        "ingress-submodules": z.boolean().nullish(),
+        "oauth-token-id": z.string().nullish(),
+        "github-app-installation-id": z.string().nullish(),
+        "service-provider": z.string().nullish(),
+      })
+      .nullish(),
     versioned: z.boolean().nullish(),
     "policy-count": z.number().nullish(),
     "workspace-count": z.number().nullish(),
@@ -319,8 +389,12 @@ export const lenientPolicySetVersionDocument = z.object({
     type: z.literal("policy-set-versions"),
     attributes: z.object({
       status: z.string(),
+      source: z.string().nullish(),
       "error-message": z.string().nullish(),
       "created-at": z.string().nullish(),
+      "ingress-attributes": z
+        .object({ "commit-sha": z.string().nullish(), branch: z.string().nullish(), identifier: z.string().nullish() })
+        .nullish(),
     }),
     links: z.object({ upload: z.string().nullish() }).partial().optional(),
   }),

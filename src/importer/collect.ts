@@ -3,7 +3,7 @@ import { TfeApiError } from "../client/errors";
 import type { Policy } from "../client/policies";
 import type { RegistryModuleAddress, RegistryModuleVersionSummary } from "../client/registry";
 import type { PolicyKind } from "../contract/policies";
-import type { ImportedDeprecation, ImportedPolicy } from "./model";
+import type { ImportedDeprecation, ImportedPolicy, ImportedPolicySet } from "./model";
 
 export interface CollectOptions {
   organization: string;
@@ -153,4 +153,42 @@ export async function collectDeprecations(
   if (modules.length > 0)
     progress.finish("reading module versions", `deprecated versions found: ${deprecations.length}`);
   return deprecations;
+}
+
+/**
+ * The organization's policy sets, each read whole (a list answer may leave relationships out), with the parameters
+ * of Sentinel sets; only those of `options.kind`, or in `options.policySetIds`, where the command narrows.
+ */
+export async function collectPolicySets(
+  client: TfeClient,
+  options: CollectOptions,
+  progress: ProgressReporter,
+): Promise<ImportedPolicySet[]> {
+  const wanted = options.policySetIds ?? [];
+  const listed = [];
+  try {
+    for await (const policySet of client.policySets.listAll(options.organization)) {
+      if (options.kind !== undefined && policySet.kind !== options.kind) continue;
+      if (wanted.length > 0 && !wanted.includes(policySet.id)) continue;
+      listed.push(policySet);
+    }
+  } catch (error) {
+    throw describe(
+      error,
+      `listing the policy sets of organization "${options.organization}" failed`,
+      "check --organization, and that the token may manage policies there",
+    );
+  }
+  const imported: ImportedPolicySet[] = [];
+  for (const [index, listedSet] of listed.entries()) {
+    const policySet = await client.policySets.read(listedSet.id);
+    const parameters = policySet.kind === "sentinel" ? await client.policySets.listParameters(policySet.id) : [];
+    imported.push({
+      ...policySet,
+      parameters: parameters.map(({ key, value, sensitive }) => ({ key, value, sensitive })),
+    });
+    progress.advance("reading policy sets", index + 1, listed.length);
+  }
+  progress.finish("reading policy sets", `${imported.length} read`);
+  return imported.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

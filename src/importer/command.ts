@@ -4,9 +4,9 @@ import { TfeClient } from "../client/client";
 import { defaultAddress, resolveClientConfig } from "../client/config";
 import type { RegistryModuleAddress } from "../client/registry";
 import { type PolicyKind, policyKinds } from "../contract/policies";
-import { collectDeprecations, collectPolicies, type ProgressReporter } from "./collect";
+import { collectDeprecations, collectPolicies, collectPolicySets, type ProgressReporter } from "./collect";
 import { installedLibrarySpec, specIsDirectory } from "./library-spec";
-import { type Layout, layouts } from "./model";
+import { type ImportSource, type Layout, layouts } from "./model";
 import { planProject } from "./plan";
 import { importUsage } from "./usage";
 import { ChangedFilesError, writeProject } from "./write";
@@ -27,6 +27,10 @@ export interface ImportCommand {
   hostname: string | undefined;
   /** npm's spec of this library for the project's package.json; by default where this copy was installed from. */
   librarySpec: string | undefined;
+  /** Names or ids of objects to leave out: policies, policy sets, deprecations (`name/provider/version`). */
+  exclude: string[];
+  /** The Pulumi project's name; default `tfe-governance-<organization>-<layout>`. */
+  project: string | undefined;
 }
 
 function parseModule(text: string, organization: string): RegistryModuleAddress {
@@ -81,7 +85,17 @@ export function parseImportArguments(args: string[], env: NodeJS.ProcessEnv): Im
     address: values.address,
     hostname: values.hostname,
     librarySpec: values.library,
+    exclude: values.exclude ?? [],
+    project: checkedProjectName(values.project),
   };
+}
+
+/** A name Pulumi takes for a project: letters, digits, `-`, `_` and `.`. */
+function checkedProjectName(name: string | undefined): string | undefined {
+  if (name !== undefined && !/^[A-Za-z0-9_.-]+$/.test(name)) {
+    throw new UsageError(`--project "${name}" is not a Pulumi project name: use letters, digits, '-', '_' and '.'`);
+  }
+  return name;
 }
 
 function parse(args: string[]) {
@@ -99,6 +113,8 @@ function parse(args: string[]) {
       address: { type: "string" },
       hostname: { type: "string" },
       library: { type: "string" },
+      exclude: { type: "string", multiple: true },
+      project: { type: "string" },
       help: { type: "boolean", default: false },
     },
     strict: true,
@@ -140,6 +156,54 @@ function plural(count: number, singular: string, pluralForm = `${singular}s`): s
   return `${count} ${count === 1 ? singular : pluralForm}`;
 }
 
+/**
+ * The default project name: one per organization and layout, so that two imports (of two organizations, or of both
+ * layouts) on one backend never select each other's stacks.
+ */
+export function defaultProjectName(organization: string, layout: Layout): string {
+  return `tfe-governance-${organization}-${layout}`.replace(/[^A-Za-z0-9_.-]/g, "-");
+}
+
+/**
+ * The source without what `--exclude` names (a policy's or a set's name or id, a deprecation's
+ * `name/provider/version`), each listed with the reason; an `--exclude` that names nothing fails, as a typo would.
+ */
+function excluding(exclude: readonly string[], source: ImportSource): ImportSource {
+  if (exclude.length === 0) return source;
+  const used = new Set<string>();
+  const matches = (...keys: string[]) => {
+    const hit = keys.find((key) => exclude.includes(key));
+    if (hit !== undefined) used.add(hit);
+    return hit !== undefined;
+  };
+  const excluded: ImportSource["excluded"] = [];
+  const reason = "left out by --exclude: the project neither declares nor touches it";
+  const policies = source.policies.filter((policy) => {
+    if (!matches(policy.name, policy.id)) return true;
+    excluded.push({ name: `policy ${policy.name}`, reason });
+    return false;
+  });
+  const policySets = source.policySets.filter((policySet) => {
+    if (!matches(policySet.name, policySet.id)) return true;
+    excluded.push({ name: `policy set ${policySet.name}`, reason });
+    return false;
+  });
+  const deprecations = source.deprecations.filter((deprecation) => {
+    const address = `${deprecation.moduleName}/${deprecation.moduleProvider}/${deprecation.version}`;
+    if (!matches(address, `${deprecation.organization}/${address}`)) return true;
+    excluded.push({ name: `deprecation of ${address}`, reason });
+    return false;
+  });
+  const unused = exclude.filter((entry) => !used.has(entry));
+  if (unused.length > 0) {
+    throw new UsageError(
+      `--exclude ${unused.map((entry) => `"${entry}"`).join(", ")} names no policy, policy set or deprecation of ` +
+        "the import: give a name or an id (a deprecation as name/provider/version)",
+    );
+  }
+  return { ...source, policies, policySets, deprecations, excluded };
+}
+
 /** Runs the import; throws `UsageError`, `ChangedFilesError` or the failure of a request. */
 export async function runImport(command: ImportCommand, io: ImportIo): Promise<void> {
   const resolved = resolveClientConfig({
@@ -165,14 +229,22 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
       },
       io.progress,
     );
+    const policySets = await collectPolicySets(
+      client,
+      { organization: command.organization, kind: command.kind, policySetIds: command.policySetIds },
+      io.progress,
+    );
     const deprecations = await collectDeprecations(client, command.modules, io.progress);
-    source = {
+    source = excluding(command.exclude, {
       organization: command.organization,
       address: resolved.address,
       isDefaultAddress: resolved.address === defaultAddress,
       policies,
+      policySets,
       deprecations,
-    };
+      excluded: [],
+      projectName: command.project ?? defaultProjectName(command.organization, command.layout),
+    });
   } finally {
     await client.close();
   }
@@ -197,10 +269,11 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
     `Imported organization "${command.organization}" into ${directory} (${command.layout} layout):`,
     `  ${plural(report.policies.length, "policy", "policies")} (${sentinel} Sentinel, ${report.policies.length - sentinel} OPA)`,
   ];
+  lines.push(`  ${plural(report.policySets.length, "policy set")}`);
   lines.push(`  ${plural(report.deprecations.length, "module version deprecation")}`);
   if (command.layout === "folder") lines.push(`  ${plural(report.folders.length, "folder")} under policy-sets/`);
   if (report.skipped.length > 0) {
-    lines.push(`  ${plural(report.skipped.length, "policy", "policies")} left out:`);
+    lines.push(`  ${plural(report.skipped.length, "object")} left out:`);
     for (const skipped of report.skipped) lines.push(`    ${skipped.name}: ${skipped.reason}`);
   }
   if (report.notes.length > 0) {

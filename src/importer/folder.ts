@@ -33,11 +33,17 @@ function regoPackage(code: Buffer): string | undefined {
  * policies of one package (the same query, or rules of one name) would see each other's rules, or clash, so the
  * second goes to a folder of its own (`-2`, `-3`...).
  */
-function groupPolicies(policies: readonly UsablePolicy[], report: ImportReport): Map<string, FolderGroup> {
+function groupPolicies(
+  policies: readonly UsablePolicy[],
+  report: ImportReport,
+  setNames: ReadonlyMap<string, string>,
+): Map<string, FolderGroup> {
   const groups = new Map<string, FolderGroup & { packages: Map<string, string> }>();
   for (const policy of policies) {
     const policySetIds = [...policy.policySetIds].sort();
-    const base = `${policySetIds.join("+") || "no-policy-set"}-${policy.kind}`;
+    // Named after the sets (a set holds one kind), by id where the import did not read the set.
+    const names = policySetIds.map((id) => (setNames.get(id) ?? id).replace(/[^A-Za-z0-9_.-]/g, "-")).sort();
+    const base = names.length > 0 ? names.join("+") : `no-policy-set-${policy.kind}`;
     const regoPackageName = policy.kind === "opa" ? regoPackage(policy.code) : undefined;
     let folder = base;
     for (let suffix = 2; regoPackageName && groups.get(folder)?.packages.has(regoPackageName); suffix++) {
@@ -85,9 +91,13 @@ function describableInFile(kind: PolicyKind, description: string): boolean {
  * The folder layout: `policy-sets/<folder>/sentinel.hcl` with `<name>.sentinel` files, or `policies.hcl` with
  * `<name>.rego` files, in the service's own policy-set folder format. Returns path → content.
  */
-export function renderFolders(policies: readonly UsablePolicy[], report: ImportReport): Map<string, Buffer> {
+export function renderFolders(
+  policies: readonly UsablePolicy[],
+  report: ImportReport,
+  setNames: ReadonlyMap<string, string> = new Map(),
+): Map<string, Buffer> {
   const files = new Map<string, Buffer>();
-  for (const [folder, group] of groupPolicies(policies, report)) {
+  for (const [folder, group] of groupPolicies(policies, report, setNames)) {
     const directory = `${policySetsDirectory}/${folder}`;
     const fileNames = new FileNameAllocator();
     const blocks: string[] = [];

@@ -1,4 +1,5 @@
 import type { Policy } from "../client/policies";
+import type { PolicySet, PolicySetParameter } from "../client/policy-sets";
 import type { PolicyKind } from "../contract/policies";
 import type { ModuleVersionDeprecationInputs } from "../resources/module-version-deprecation";
 
@@ -15,6 +16,29 @@ export interface ImportedPolicy
  */
 export type ImportedDeprecation = Omit<ModuleVersionDeprecationInputs, "adoptExisting">;
 
+/** One policy set as the service holds it, with its parameters (a sensitive one's value is never sent back). */
+export interface ImportedPolicySet
+  extends Pick<
+    PolicySet,
+    | "id"
+    | "name"
+    | "description"
+    | "kind"
+    | "global"
+    | "overridable"
+    | "agentEnabled"
+    | "policyToolVersion"
+    | "versioned"
+    | "policyIds"
+    | "workspaceIds"
+    | "projectIds"
+    | "excludedWorkspaceIds"
+    | "excludedProjectIds"
+    | "vcs"
+  > {
+  parameters: Pick<PolicySetParameter, "key" | "value" | "sensitive">[];
+}
+
 /** Everything read from the service, before anything is generated. */
 export interface ImportSource {
   organization: string;
@@ -22,7 +46,12 @@ export interface ImportSource {
   /** Whether `address` is the default one, so that the project need not name it. */
   isDefaultAddress: boolean;
   policies: ImportedPolicy[];
+  policySets: ImportedPolicySet[];
   deprecations: ImportedDeprecation[];
+  /** What the command was asked to leave out, each with what it matched. */
+  excluded: { name: string; reason: string }[];
+  /** The Pulumi project's name: unique per organization and layout unless the command names it. */
+  projectName: string;
 }
 
 /** A policy that the generated project can hold: it has code and a name the `Policy` resource accepts. */
@@ -48,6 +77,17 @@ export interface ImportReport {
   /** With the service's id, which a Terraform configuration that referenced the policy needs instead. */
   policies: { name: string; id: string; kind: PolicyKind; file: string }[];
   deprecations: { resourceName: string; moduleVersion: string }[];
+  /** Policy sets, with how each is declared and what its first up still sends. */
+  policySets: {
+    name: string;
+    id: string;
+    kind: PolicyKind;
+    /** `policies`, `folder` (its directory), or `version control`. */
+    holds: string;
+    /** Config keys the user sets with `pulumi config set --secret`, one per sensitive parameter. */
+    secretConfig: { key: string; parameter: string }[];
+    directory?: string;
+  }[];
   /** The folder layout's folders, each one policy set's worth: one kind, the same policy sets. */
   folders: {
     path: string;
@@ -57,7 +97,7 @@ export interface ImportReport {
     /** Descriptions the folder's file cannot hold, by policy name: the program gives them as overrides. */
     descriptions: Record<string, string>;
   }[];
-  /** Policies left out of the project, each with the reason and what to do. */
+  /** Objects left out of the project, each with the reason and what to do. */
   skipped: { name: string; reason: string }[];
   /** Adjustments a reader should know of: renamed identifiers and files, defaults filled in. */
   notes: { name: string; note: string }[];

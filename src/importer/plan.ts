@@ -1,11 +1,13 @@
 import { reasonWithoutNotice } from "../contract/module-versions";
 import { policyNamePattern } from "../contract/policies";
-import { renderFolders } from "./folder";
+import { regoVersionOfRuntime } from "../policy-code/rego";
+import { policySetsDirectory, renderFolders } from "./folder";
 import {
   codeExtension,
   type GeneratedProject,
   type ImportedDeprecation,
   type ImportedPolicy,
+  type ImportedPolicySet,
   type ImportReport,
   type ImportSource,
   type Layout,
@@ -13,7 +15,7 @@ import {
   type UsablePolicy,
 } from "./model";
 import { camelCase, FileNameAllocator, IdentifierAllocator } from "./names";
-import { type DeclaredDeprecation, type DeclaredPolicy, renderProgramProject } from "./program";
+import { type DeclaredDeprecation, type DeclaredPolicy, type DeclaredPolicySet, renderProgramProject } from "./program";
 import { renderReadme } from "./readme";
 
 /**
@@ -21,23 +23,72 @@ import { renderReadme } from "./readme";
  * against an unchanged organization yields the same bytes, and the caller can compare before writing.
  */
 export function planProject(source: ImportSource, layout: Layout, library: LibraryDependency): GeneratedProject {
-  const report: ImportReport = { layout, policies: [], deprecations: [], folders: [], skipped: [], notes: [] };
+  const report: ImportReport = {
+    layout,
+    policies: [],
+    policySets: [],
+    deprecations: [],
+    folders: [],
+    skipped: [...source.excluded],
+    notes: [],
+  };
   const usable = usablePolicies(source.policies, report);
   const files = new Map<string, Buffer>();
-  // One scope: the program declares policies and deprecations side by side.
+  // One scope: the program declares policies, sets and deprecations side by side.
   const identifiers = new IdentifierAllocator();
+  // Sets that hold policies own those memberships (one owner per relationship): in the program layout the set
+  // lists its policies, in the folder layout each folder's policies name their sets.
+  const setNames = new Map(source.policySets.map((policySet) => [policySet.id, policySet.name]));
+  const policySets = declarePolicySets(source.policySets, identifiers, report, layout);
+  const setIdentifierOf = new Map(policySets.map((policySet) => [policySet.id, policySet.identifier]));
   let declared: Parameters<typeof renderProgramProject>[1];
+  // An OPA policy's Rego is read by the runtime of its sets: v1 only where every one of them pins OPA 1.x.
+  const runtimeOf = new Map(source.policySets.map((policySet) => [policySet.id, policySet.policyToolVersion]));
+  const regoVersionOf = (setIds: readonly string[]) =>
+    setIds.length > 0 && setIds.every((id) => regoVersionOfRuntime(runtimeOf.get(id) ?? "latest") === "v1")
+      ? ("v1" as const)
+      : undefined;
   if (layout === "program") {
-    const policies = declarePolicies(usable, identifiers, report);
+    const ownedBySets = new Set(policySets.filter((set) => !set.versioned && !set.vcs).map((set) => set.id));
+    const policies = declarePolicies(
+      usable.map((policy) => ({
+        ...policy,
+        policySetIds: policy.policySetIds.filter((id) => !ownedBySets.has(id)),
+        ...(policy.kind === "opa" && regoVersionOf(policy.policySetIds) ? { regoVersion: "v1" as const } : {}),
+      })),
+      identifiers,
+      report,
+    );
     for (const policy of policies) files.set(policy.codeFile, policy.code);
-    declared = { policies };
+    const constantOf = new Map(policies.map((policy) => [policy.id, policy.identifier]));
+    for (const policySet of policySets) {
+      if (policySet.versioned || policySet.vcs) continue;
+      policySet.members = policySet.policyIds.flatMap((id) => constantOf.get(id) ?? []);
+      const outside = policySet.policyIds.filter((id) => !constantOf.has(id));
+      if (outside.length > 0) {
+        report.notes.push({
+          name: `policy set ${policySet.name}`,
+          note:
+            `holds ${outside.join(", ")}, which the project does not declare: the set keeps them, and no run of this ` +
+            "project takes them out (a membership it does not declare is not its own)",
+        });
+      }
+    }
+    declared = { policies, policySets };
   } else {
-    for (const [path, content] of renderFolders(usable, report)) files.set(path, content);
+    for (const [path, content] of renderFolders(usable, report, setNames)) files.set(path, content);
     declared = {
+      policySets,
       folders: report.folders.map((folder) => ({
         resourceName: folder.path.slice(folder.path.lastIndexOf("/") + 1),
         directory: folder.path,
         policySetIds: folder.policySetIds,
+        ...(folder.kind === "opa" && regoVersionOf(folder.policySetIds) ? { regoVersion: "v1" as const } : {}),
+        setIdentifiers: Object.fromEntries(
+          folder.policySetIds.flatMap((id) =>
+            setIdentifierOf.has(id) ? [[id, setIdentifierOf.get(id) as string]] : [],
+          ),
+        ),
         descriptions: folder.descriptions,
       })),
     };
@@ -99,7 +150,7 @@ function usablePolicies(policies: readonly ImportedPolicy[], report: ImportRepor
 }
 
 function declarePolicies(
-  policies: readonly UsablePolicy[],
+  policies: readonly (UsablePolicy & { regoVersion?: "v1" })[],
   identifiers: IdentifierAllocator,
   report: ImportReport,
 ): DeclaredPolicy[] {
@@ -113,6 +164,40 @@ function declarePolicies(
     report.policies.push({ name: policy.name, id: policy.id, kind: policy.kind, file: codeFile });
     return { ...policy, identifier, codeFile };
   });
+}
+
+/** Each set as the program declares it: a constant, where its content comes from, a config key per secret. */
+function declarePolicySets(
+  policySets: readonly ImportedPolicySet[],
+  identifiers: IdentifierAllocator,
+  report: ImportReport,
+  layout: Layout,
+): DeclaredPolicySet[] {
+  return policySets.map((policySet) => {
+    const { identifier } = identifiers.allocate(camelCase([policySet.name, "set"]), "set");
+    const holds = policySet.vcs ? "version control" : policySet.versioned ? "folder" : "policies";
+    const directory = holds === "folder" ? `${policySetsDirectory}/${folderNameOf(policySet.name)}` : undefined;
+    const secretConfig = policySet.parameters
+      .filter((parameter) => parameter.sensitive)
+      .map((parameter) => ({
+        key: `${policySet.name}-${parameter.key}`.replace(/[^A-Za-z0-9_.-]/g, "-"),
+        parameter: parameter.key,
+      }));
+    report.policySets.push({
+      name: policySet.name,
+      id: policySet.id,
+      kind: policySet.kind,
+      holds: layout === "folder" && holds === "policies" ? "policies (of its folders)" : holds,
+      secretConfig,
+      ...(directory !== undefined ? { directory } : {}),
+    });
+    return { ...policySet, identifier, members: [], secretConfig, ...(directory !== undefined ? { directory } : {}) };
+  });
+}
+
+/** A set's folder name: its name, made safe on every file system. */
+function folderNameOf(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.-]/g, "-");
 }
 
 function declareDeprecations(

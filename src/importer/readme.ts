@@ -44,7 +44,7 @@ function adjustments(report: ImportReport): string[] {
       "## Left out",
       "",
       ...table(
-        ["policy", "why, and what to do"],
+        ["object", "why, and what to do"],
         report.skipped.map((s) => [s.name, s.reason]),
       ),
     );
@@ -63,13 +63,77 @@ function adjustments(report: ImportReport): string[] {
   return lines;
 }
 
+/** The config a sensitive parameter needs before the first up: the service never sends its value back. */
+function secretSteps(report: ImportReport): string[] {
+  const secrets = report.policySets.flatMap((policySet) =>
+    policySet.secretConfig.map((entry) => ({ ...entry, set: policySet.name })),
+  );
+  if (secrets.length === 0) return [];
+  return [
+    "   Give each sensitive parameter of a policy set its value: the service never shows one, so the import could",
+    "   not read it, and the first `pulumi up` sends each once.",
+    "",
+    "   ```sh",
+    ...secrets.map(
+      ({ key, parameter, set }) => `   pulumi config set --secret ${key} <value>   # ${set}: ${parameter}`,
+    ),
+    "   ```",
+  ];
+}
+
+/** What destroy does to what this project adopted, and how to let one go. */
+function destroySection(source: ImportSource): string[] {
+  return [
+    "",
+    "## What `pulumi destroy` does here",
+    "",
+    "Every object this project adopted existed before it, and may be relied on by others (another stack, another",
+    "team's workspaces), so each resource is protected (`{ protect: true }`, as `pulumi import` protects what it",
+    "adopts): `pulumi destroy` fails on it and deletes nothing of it. To stop managing the organization without",
+    "changing the service, remove the stack's state: `pulumi stack rm --force`. To let Pulumi delete one object on",
+    "purpose, in a reviewed change: take `{ protect: true }` off its resource and run `pulumi up` (or",
+    "`pulumi state unprotect '<urn>'`), then remove the resource from the program and run `pulumi up`.",
+    "",
+    `The project is named \`${source.projectName}\` (Pulumi.yaml): one name per organization and layout, so that`,
+    "another import on the same backend makes stacks of its own; `tfe-governance import --project NAME` chooses another.",
+  ];
+}
+
+function policySetSection(report: ImportReport): string[] {
+  if (report.policySets.length === 0) return [];
+  const folders = report.policySets.filter((policySet) => policySet.directory !== undefined);
+  return [
+    "",
+    "## Policy sets",
+    "",
+    ...table(
+      ["policy set", "id", "kind", "holds"],
+      report.policySets.map((policySet) => [
+        policySet.name,
+        policySet.id,
+        policySet.kind,
+        policySet.directory !== undefined ? `folder ${policySet.directory}` : policySet.holds,
+      ]),
+    ),
+    ...(folders.length > 0
+      ? [
+          "",
+          "A set of uploaded versions evaluates its folder, and the service offers no download of a version's files:",
+          "put each set's folder (as version control holds it) at its path above before the first `pulumi up`,",
+          "which uploads it once, as a new version with the same content; preview refuses a missing folder.",
+        ]
+      : []),
+  ];
+}
+
 function projectReadme(source: ImportSource, report: ImportReport, library: LibraryDependency): string[] {
   const deprecations = report.deprecations.length;
   const where =
     report.layout === "program"
       ? `declared in \`${programFile}\` one \`Policy\` each, with the code of each policy in \`policies/\``
-      : "in the service's own policy-set folder format under `policy-sets/` (one folder per kind and set of " +
-        "policy sets: a `sentinel.hcl` beside the `.sentinel` files, or a `policies.hcl` beside the `.rego` files), " +
+      : "in the service's own policy-set folder format under `policy-sets/` (one folder per combination of policy " +
+        "sets, named after them: a `sentinel.hcl` beside the `.sentinel` files, or a `policies.hcl` beside the " +
+        "`.rego` files), " +
         `declared in \`${programFile}\` one \`PolicyFolder\` each`;
   return [
     `# Policies of organization ${source.organization}`,
@@ -86,12 +150,16 @@ function projectReadme(source: ImportSource, report: ImportReport, library: Libr
     "2. Choose where Pulumi keeps the state and make a stack: `pulumi login` (or `pulumi login --local`), then",
     "   `pulumi stack init <name>`.",
     `3. ${credentialSteps(source).join("\n")}`,
-    "4. `pulumi up`. Every resource shows as a create: each declares `adoptExisting: true`, so a policy is looked up",
-    "   by name and taken over as it is, and a deprecation that already holds its reason and link is taken over too.",
-    "   Where the program and the service agree, nothing is sent to the service but reads.",
+    ...secretSteps(report),
+    "4. `pulumi up`. Every resource shows as a create: each declares `adoptExisting: true`, so a policy or a set is",
+    "   looked up by name and taken over as it is, and a deprecation that already holds its reason and link is taken",
+    "   over too. Where the program and the service agree, nothing is sent to the service but reads; the exceptions",
+    "   are listed under Policy sets below (a folder uploaded once, sensitive parameters sent once).",
     "5. `pulumi preview --expect-no-changes` passes right after. From now on edit the policy files (and, in folders,",
     `   their \`.hcl\` files) and \`${programFile}\`, review with \`pulumi preview\`, apply with \`pulumi up\`, and catch changes made outside`,
     "   Pulumi with `pulumi preview --refresh --expect-no-changes` (in CI, on a schedule).",
+    "",
+    ...destroySection(source),
     "",
     "If Terraform's `tfe` provider managed these policies, remove them from its state before its next apply",
     "(`terraform state rm tfe_policy.<name>`), and put the ids below where its configuration referenced them:",
@@ -113,6 +181,7 @@ function projectReadme(source: ImportSource, report: ImportReport, library: Libr
           ),
         ]
       : []),
+    ...policySetSection(report),
     "",
     "## Policies",
     "",

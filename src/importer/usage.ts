@@ -2,21 +2,27 @@
 
 export const importUsage = `Usage: tfe-governance import --organization ORG --out DIR [options]
 
-Writes a Pulumi project that declares the organization's policies as they are, with their code in files, ready
-for "pulumi up" to take them over (adoptExisting) without changing them.
+Writes a Pulumi project that declares the organization's policies, policy sets (scope, parameters, where their
+content comes from) and, on request, module version deprecations as they are, with the policies' code in files,
+ready for "pulumi up" to take them over (adoptExisting) without changing them. Every adopted resource is
+protected, so "pulumi destroy" cannot delete what existed before the project.
 
 Options:
   --organization ORG   The organization (default: TFE_ORGANIZATION).
   --out DIR            Directory to write the project into; created when missing.
   --search TEXT        Only policies whose name contains TEXT.
-  --kind KIND          Only "sentinel" or only "opa" policies.
-  --policy-set ID      Only policies in this policy set (repeatable: in any of them).
+  --kind KIND          Only "sentinel" or only "opa" policies and policy sets.
+  --policy-set ID      Only this policy set, and the policies in it (repeatable: in any of them).
+  --exclude NAME|ID    Leave out a policy or policy set (by name or id) or a deprecation (name/provider/version);
+                       repeatable. The project's README lists what was left out and why.
+  --project NAME       The Pulumi project's name (default: tfe-governance-ORG-LAYOUT, one per organization and
+                       layout, so two imports on one backend never share stacks).
   --module NS/NAME/PROVIDER
                        Also declare the deprecated versions of this private-registry module (repeatable); NS is
                        the organization.
   --layout LAYOUT      "program" (default): a TypeScript program with one Policy per policy. "folder": the
-                       service's policy-set folders (sentinel.hcl / policies.hcl beside the code files) and a
-                       program declaring one PolicyFolder per folder.
+                       service's policy-set folders (sentinel.hcl / policies.hcl beside the code files), named
+                       after their policy sets, and a program declaring one PolicyFolder per folder.
   --force              Overwrite files that differ from what the import writes (edited since the last run).
   --address URL        The service's address (default: TFE_ADDRESS, TFE_HOSTNAME, else https://app.terraform.io).
   --hostname HOST      The service's host name instead of an address.

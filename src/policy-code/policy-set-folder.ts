@@ -66,17 +66,28 @@ export function isRemoteSource(source: string): boolean {
 /**
  * Reads the folder as a set of `kind` would: the configuration file, each local file it names, each policy's
  * imports. Throws {@link PolicySetFolderError} with every problem, each naming the file, line and block.
+ *
+ * `policiesPath` is where the set's folder is within `files`: "" for an uploaded version (the archive is the
+ * folder), a repository's policies path for a set read from version control, whose `../` sources reach the rest of
+ * the repository (the service ingests it whole) but never above it.
  */
-export async function readPolicySetFolder(files: FolderFiles, kind: PolicyKind): Promise<PolicySetFolderSummary> {
-  const configName = configFileOfKind[kind];
+export async function readPolicySetFolder(
+  files: FolderFiles,
+  kind: PolicyKind,
+  policiesPath = "",
+): Promise<PolicySetFolderSummary> {
+  const base = posix.normalize(policiesPath.replace(/\\/g, "/")).replace(/^\.\/?$|^\.\/|\/$/g, "");
+  const configName = base ? `${base}/${configFileOfKind[kind]}` : configFileOfKind[kind];
   const otherKind: PolicyKind = kind === "sentinel" ? "opa" : "sentinel";
   const configBytes = files.get(configName);
   if (!configBytes) {
-    const other = files.has(configFileOfKind[otherKind])
+    const other = files.has(base ? `${base}/${configFileOfKind[otherKind]}` : configFileOfKind[otherKind])
       ? `; it has ${configFileOfKind[otherKind]}, the file of ${kindPhrase(otherKind)} set: set kind to "${otherKind}"`
       : "";
     throw new PolicySetFolderError([
-      `no ${configName} at the root of the folder, which ${kindPhrase(kind)} set reads${other}`,
+      base
+        ? `no ${configName} in the repository (policies path ${base}), which ${kindPhrase(kind)} set reads${other}`
+        : `no ${configName} at the root of the folder, which ${kindPhrase(kind)} set reads${other}`,
     ]);
   }
   const text = decodeUtf8(configBytes);
@@ -87,7 +98,7 @@ export async function readPolicySetFolder(files: FolderFiles, kind: PolicyKind):
   } catch (error) {
     throw new PolicySetFolderError([(error as Error).message]);
   }
-  const reader = new ConfigReader(files, kind, configName, text);
+  const reader = new ConfigReader(files, kind, configName, text, base);
   const summary = reader.read(blocks);
   if (reader.problems.length > 0) throw new PolicySetFolderError(reader.problems);
   return summary;
@@ -101,6 +112,8 @@ class ConfigReader {
     private readonly kind: PolicyKind,
     private readonly configName: string,
     private readonly text: string,
+    /** The set's folder within `files` ("" for the root). */
+    private readonly base: string,
   ) {}
 
   private at(block: HclBlock, attribute?: string): string {
@@ -177,11 +190,14 @@ class ConfigReader {
   /** The folder's file a local `source` names; remote sources are the service's to fetch and pass unread. */
   private localFile(block: HclBlock, source: string | undefined): string | undefined {
     if (source === undefined || isRemoteSource(source)) return undefined;
-    const path = posix.normalize(source.replace(/\\/g, "/"));
-    if (posix.isAbsolute(path) || path === ".." || path.startsWith("../")) {
+    const path = posix.normalize(posix.join(this.base, source.replace(/\\/g, "/")));
+    if (posix.isAbsolute(source) || path === ".." || path.startsWith("../")) {
       this.problems.push(
-        `${this.at(block, "source")}: ${source} leaves the folder, and a version holds only the folder: copy the ` +
-          "file in, or link it from inside the folder (links are followed when the folder is packed)",
+        this.base
+          ? `${this.at(block, "source")}: ${source} leaves the repository`
+          : `${this.at(block, "source")}: ${source} leaves the folder, and a version holds only the folder: copy the ` +
+              "file in, or link it from inside the folder (links are followed when the folder is packed); " +
+              "PolicySet brings such files in itself",
       );
       return undefined;
     }

@@ -34,6 +34,19 @@ export interface SetShape extends Required<PolicySetScope> {
   overridable: boolean | null;
   policyToolVersion: string;
   policyIds: string[];
+  /** Version control: the repository and credential (null for a set of uploads or of policies), its path, patterns. */
+  vcsRepo: VcsRepoShape | null;
+  policiesPath: string | null;
+  policyUpdatePatterns: string[];
+}
+
+/** A set's repository as the provider compares it: every field present. */
+export interface VcsRepoShape {
+  identifier: string;
+  branch: string | null;
+  ingressSubmodules: boolean;
+  oauthTokenId: string | null;
+  githubAppInstallationId: string | null;
 }
 
 export const scopeOptions = Object.keys(scopeRelationshipOf) as (keyof PolicySetScope)[];
@@ -90,6 +103,11 @@ export async function changeSet(client: TfeClient, id: string, from: SetShape, t
   if (from.policyToolVersion !== to.policyToolVersion) neutral.policyToolVersion = to.policyToolVersion;
   if (from.overridable === true && to.overridable === false) neutral.overridable = false;
   if (!from.global && to.global) neutral.global = true;
+  // A new repository, branch or path is read by the service at once: the provider then waits for that version.
+  if (!sameValue(from.vcsRepo, to.vcsRepo)) neutral.vcsRepo = to.vcsRepo;
+  if (from.policiesPath !== to.policiesPath) neutral.policiesPath = to.policiesPath;
+  if (!sameValue(from.policyUpdatePatterns, to.policyUpdatePatterns))
+    neutral.policyUpdatePatterns = to.policyUpdatePatterns;
   if (Object.keys(neutral).length > 0) {
     // Turning global on drops the set's workspaces and projects on the service.
     const dropped = neutral.global ? { workspaceIds: [], projectIds: [] } : {};
@@ -185,6 +203,17 @@ export function shapeOf(policySet: ServicePolicySet, policyToolVersion: string):
     overridable: policySet.overridable,
     policyToolVersion: policySet.policyToolVersion ?? policyToolVersion,
     policyIds: sorted(policySet.policyIds),
+    vcsRepo: policySet.vcs
+      ? {
+          identifier: policySet.vcs.vcsRepo.identifier,
+          branch: policySet.vcs.vcsRepo.branch || null,
+          ingressSubmodules: policySet.vcs.vcsRepo.ingressSubmodules,
+          oauthTokenId: policySet.vcs.vcsRepo.oauthTokenId,
+          githubAppInstallationId: policySet.vcs.vcsRepo.githubAppInstallationId,
+        }
+      : null,
+    policiesPath: policySet.vcs?.policiesPath || null,
+    policyUpdatePatterns: policySet.vcs?.policyUpdatePatterns ?? [],
     workspaceIds: sorted(policySet.workspaceIds),
     projectIds: sorted(policySet.projectIds),
     excludedWorkspaceIds: sorted(policySet.excludedWorkspaceIds),
@@ -217,9 +246,10 @@ export async function createSetWithoutDuplicate(
 function isTheSetSent(set: ServicePolicySet, sent: CreatePolicySetOptions): boolean {
   const list = (ids: readonly string[] | undefined) => sorted(ids ?? []);
   return (
-    set.newestVersionId === null &&
+    (set.newestVersionId === null || (sent.vcsRepo ?? null) !== null) &&
     set.kind === (sent.kind ?? "sentinel") &&
     set.global === (sent.global ?? false) &&
+    sameValue(set.vcs?.vcsRepo.identifier ?? null, sent.vcsRepo?.identifier ?? null) &&
     sameValue(set.description, sent.description ?? null) &&
     sameValue(list(set.policyIds), list(sent.policyIds)) &&
     scopeOptions.every((option) => sameValue(list(set[option]), list(sent[option])))
@@ -330,6 +360,23 @@ async function createParameterWithoutDuplicate(
   }
 }
 
+/**
+ * Waits for the version a set read from version control made on its creation or a change of its repository (the
+ * set's newest), as for an upload: its id once ready, the service's `error-message` when it errors.
+ */
+export async function awaitVcsVersion(
+  client: TfeClient,
+  setId: string,
+  label: { name: string; directory: string },
+): Promise<string | null> {
+  for (let attempt = 0; ; attempt++) {
+    const policySet = await client.policySets.read(setId);
+    if (policySet.newestVersionId) return awaitVersion(client, policySet.newestVersionId, label);
+    if (attempt >= 20) return null;
+    await new Promise((done) => setTimeout(done, 250));
+  }
+}
+
 /** How long `up` waits for an uploaded version to be read; `TFE_POLICY_SET_VERSION_TIMEOUT` (seconds) changes it. */
 function versionTimeoutMs(): number {
   const seconds = Number(process.env.TFE_POLICY_SET_VERSION_TIMEOUT);
@@ -357,10 +404,19 @@ export async function uploadVersion(
     }
   }
   await client.policySets.uploadVersion(version, archive);
+  return awaitVersion(client, version.id, label);
+}
+
+/** Polls a version until the service has read it: its id once ready; its `error-message` fails the run. */
+async function awaitVersion(
+  client: TfeClient,
+  versionId: string,
+  label: { name: string; directory: string },
+): Promise<string> {
   const started = Date.now();
   let reported = started;
   for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 2000)) {
-    const read = await client.policySets.readVersion(version.id);
+    const read = await client.policySets.readVersion(versionId);
     if (read.status === "ready") return read.id;
     if (read.status === "errored") {
       throw new Error(

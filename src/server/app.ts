@@ -12,6 +12,7 @@ import { registerPolicyRoutes } from "./routes/policies";
 import { registerPolicySetRoutes } from "./routes/policy-sets";
 import { registerRegistryRoutes } from "./routes/registry";
 import { registerUploadRoute } from "./routes/upload";
+import { registerVcsRoutes } from "./routes/vcs";
 import { registerWorkspaceRoutes } from "./routes/workspaces";
 
 /** Largest JSON body accepted; policy code goes through the upload route, which has its own limit. */
@@ -160,6 +161,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   registerModuleVersionRoutes(app, context);
   registerRegistryRoutes(app, context);
   registerWorkspaceRoutes(app, context);
+  registerVcsRoutes(app, context);
   registerDiscoveryRoute(app);
 
   let openApiDocument: Record<string, unknown> | undefined;

@@ -193,7 +193,7 @@ function registerVersionUploadRoute(
       if (!storage.storeArchive(versionId, archive)) {
         throw ApiError.single(409, "conflict", "The version took another upload meanwhile.");
       }
-      setImmediate(() => void ingestVersion(storage, versionId, faults));
+      storage.inBackground(() => ingestVersion(storage, versionId, faults));
       return reply.code(200).send();
     },
   );

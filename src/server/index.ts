@@ -148,6 +148,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     setFaults: (plan) => faults.replace(plan),
     close: async () => {
       await Promise.all([api.close(), downloads.close()]);
+      // Versions still being read (an upload, a commit) are finished first: the database closes after them.
+      await storage.settle();
       storage.close();
     },
   };

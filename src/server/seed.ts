@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { policyKinds } from "../contract/policies";
 import { invalidDocument, issueMessages } from "./errors";
@@ -33,6 +34,25 @@ export const seedSchema = z.strictObject({
   modules: z
     .array(z.strictObject({ organization: name, name, provider: name, versions: z.array(name).default([]) }))
     .default([]),
+  /**
+   * Repositories that policy sets may read from version control: the identifier a VCS provider gives one
+   * (`acme/policy-library`) and a local git repository it stands for (relative to a seed file's folder).
+   */
+  vcsRepositories: z
+    .array(z.strictObject({ identifier: name, path: name, serviceProvider: name.default("github") }))
+    .default([]),
+  /** OAuth tokens of organizations' VCS connections: what a set's vcs-repo names as oauth-token-id. */
+  oauthTokens: z
+    .array(
+      z.strictObject({
+        id: z.string().regex(/^ot-[A-Za-z0-9]+$/),
+        organization: name,
+        serviceProvider: name.default("github"),
+      }),
+    )
+    .default([]),
+  /** GitHub App installations: what a set's vcs-repo names as github-app-installation-id. */
+  githubAppInstallations: z.array(z.strictObject({ id: z.string().regex(/^ghain-[A-Za-z0-9]+$/) })).default([]),
 });
 export type Seed = z.input<typeof seedSchema>;
 
@@ -51,6 +71,9 @@ export function loadSeed(seed: Seed | string): z.output<typeof seedSchema> {
   }
   const result = seedSchema.safeParse(document, { error: issueMessages });
   if (!result.success) throw invalidDocument(source, result.error);
+  // A seed file names repositories relative to itself, as a project's files are.
+  const base = typeof seed === "string" ? dirname(resolve(seed)) : process.cwd();
+  for (const repository of result.data.vcsRepositories) repository.path = resolve(base, repository.path);
   return result.data;
 }
 
@@ -91,6 +114,14 @@ export function applySeed(storage: Storage, seed: z.output<typeof seedSchema> | 
       requireOrganization(target.organization, `${table}[${index}]`);
       storage.addScopeTarget(table, target);
     }
+  }
+  for (const repository of seed.vcsRepositories) storage.addVcsRepository(repository);
+  for (const [index, token] of seed.oauthTokens.entries()) {
+    requireOrganization(token.organization, `oauthTokens[${index}]`);
+    storage.addVcsCredential(token);
+  }
+  for (const installation of seed.githubAppInstallations) {
+    storage.addVcsCredential({ id: installation.id, organization: null, serviceProvider: "github" });
   }
   for (const [index, module] of seed.modules.entries()) {
     requireOrganization(module.organization, `modules[${index}]`);

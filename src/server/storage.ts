@@ -35,6 +35,36 @@ export interface PolicySetSettings {
   overridable: boolean | null;
   agentEnabled: boolean;
   policyToolVersion: string;
+  /** A set read from version control; null for a set that takes uploads or holds policies. */
+  vcsRepo: VcsRepoRecord | null;
+  policiesPath: string | null;
+  policyUpdatePatterns: string[];
+}
+
+/** Where a set reads its versions from, and with which credential. */
+export interface VcsRepoRecord {
+  identifier: string;
+  /** Null: the repository's default branch. */
+  branch: string | null;
+  ingressSubmodules: boolean;
+  oauthTokenId: string | null;
+  githubAppInstallationId: string | null;
+  /** The provider of the credential's VCS connection: `github`, `gitlab`, ... */
+  serviceProvider: string;
+}
+
+/** A repository the server can read, as the seed maps it: the identifier a VCS provider gives it, a local git repository. */
+export interface VcsRepositoryRecord {
+  identifier: string;
+  path: string;
+  serviceProvider: string;
+}
+
+/** An OAuth token of an organization's VCS connection, or a GitHub App installation (organization null). */
+export interface VcsCredentialRecord {
+  id: string;
+  organization: string | null;
+  serviceProvider: string;
 }
 
 export interface PolicySetRecord extends PolicySetSettings {
@@ -67,6 +97,10 @@ export interface PolicySetVersionRecord {
   id: string;
   policySetId: string;
   status: PolicySetVersionStatus;
+  /** `tfe-api` for uploads; the VCS provider's name for a version read from version control. */
+  source: string;
+  /** The commit a version-control version was read from. */
+  ingressAttributes: { commitSha: string; branch: string; identifier: string; commitUrl: string } | null;
   errorMessage: string | null;
   createdAt: string;
   updatedAt: string;
@@ -171,6 +205,10 @@ CREATE TABLE IF NOT EXISTS policy_set_versions (
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL,
   status_timestamps TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vcs_repositories (
+  identifier TEXT PRIMARY KEY, path TEXT NOT NULL, service_provider TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vcs_credentials (
+  id TEXT PRIMARY KEY, organization TEXT, service_provider TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS policy_set_parameters (
   id TEXT PRIMARY KEY,
   policy_set_id TEXT NOT NULL REFERENCES policy_sets(id) ON DELETE CASCADE,
@@ -249,6 +287,7 @@ export class Storage {
     this.db.exec("PRAGMA busy_timeout = 5000");
     this.db.exec(schema);
     this.migratePolicySets();
+    this.addMissingColumns("policy_set_versions", addedVersionColumns);
     // Servers before this one left a row behind at every re-deprecation and reinstatement.
     this.db.exec(
       "DELETE FROM deprecations WHERE id NOT IN (SELECT deprecation_id FROM module_versions WHERE deprecation_id IS NOT NULL)",
@@ -266,6 +305,28 @@ export class Storage {
       const now = new Date().toISOString();
       this.run("UPDATE policy_sets SET created_at = ?, updated_at = ? WHERE created_at = ''", now, now);
     });
+  }
+
+  /** Columns later servers added to a table, with their defaults, on a database an earlier server wrote. */
+  private addMissingColumns(table: string, columns: Record<string, string>): void {
+    const present = new Set(this.all(`PRAGMA table_info(${table})`).map((column) => String(column.name)));
+    for (const [column, definition] of Object.entries(columns)) {
+      if (!present.has(column)) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+    }
+  }
+
+  private readonly background = new Set<Promise<void>>();
+
+  /** Work that writes after the answer (a version read after its upload): `settle` waits for it. */
+  inBackground(work: () => Promise<void>): void {
+    const running = new Promise<void>((done) => setImmediate(done)).then(work);
+    this.background.add(running);
+    void running.finally(() => this.background.delete(running));
+  }
+
+  /** Waits for the work `inBackground` started: a server closing first finishes what it told clients it does. */
+  async settle(): Promise<void> {
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
   }
 
   close(): void {
@@ -376,12 +437,15 @@ export class Storage {
     const now = new Date().toISOString();
     this.transaction(() =>
       this.run(
-        `INSERT INTO policy_sets (id, organization, name, kind, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET name = excluded.name`,
+        `INSERT INTO policy_sets (id, organization, name, kind, agent_enabled, overridable, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name`,
         policySet.id,
         policySet.organization,
         policySet.name,
         policySet.kind ?? "sentinel",
+        // The service's defaults: an OPA set runs in the agent, and is not overridable.
+        policySet.kind === "opa" ? 1 : 0,
+        policySet.kind === "opa" ? 0 : null,
         now,
         now,
       ),
@@ -396,7 +460,8 @@ export class Storage {
       const now = new Date().toISOString();
       this.run(
         `INSERT INTO policy_sets (id, organization, kind, name, description, global, overridable, agent_enabled,
-         policy_tool_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         policy_tool_version, vcs_repo, policies_path, policy_update_patterns, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         id,
         policySet.organization,
         policySet.kind,
@@ -456,7 +521,8 @@ export class Storage {
       if (holder) return "name-taken";
       this.run(
         `UPDATE policy_sets SET name = ?, description = ?, global = ?, overridable = ?, agent_enabled = ?,
-         policy_tool_version = ?, updated_at = ? WHERE id = ?`,
+         policy_tool_version = ?, vcs_repo = ?, policies_path = ?, policy_update_patterns = ?, updated_at = ?
+         WHERE id = ?`,
         ...settingValues(next),
         new Date().toISOString(),
         id,
@@ -547,6 +613,9 @@ export class Storage {
       overridable: row.overridable === null ? null : row.overridable === 1,
       agentEnabled: row.agent_enabled === 1,
       policyToolVersion: String(row.policy_tool_version),
+      vcsRepo: row.vcs_repo === null ? null : (JSON.parse(String(row.vcs_repo)) as VcsRepoRecord),
+      policiesPath: row.policies_path === null ? null : String(row.policies_path),
+      policyUpdatePatterns: JSON.parse(String(row.policy_update_patterns)) as string[],
       createdAt: String(row.created_at),
       updatedAt: String(row.updated_at),
       policyIds: this.all("SELECT policy_id FROM policy_set_policies WHERE policy_set_id = ? ORDER BY rowid", id).map(
@@ -599,20 +668,84 @@ export class Storage {
     return row && { id: String(row.id), organization: String(row.organization), name: String(row.name) };
   }
 
+  // -- version control: the repositories sets read from, and the credentials they read with -----------------------
+
+  addVcsRepository(repository: VcsRepositoryRecord): void {
+    this.run(
+      `INSERT INTO vcs_repositories (identifier, path, service_provider) VALUES (?, ?, ?)
+       ON CONFLICT (identifier) DO UPDATE SET path = excluded.path, service_provider = excluded.service_provider`,
+      repository.identifier,
+      repository.path,
+      repository.serviceProvider,
+    );
+  }
+
+  vcsRepository(identifier: string): VcsRepositoryRecord | undefined {
+    const row = this.get(
+      "SELECT identifier, path, service_provider FROM vcs_repositories WHERE identifier = ?",
+      identifier,
+    );
+    return (
+      row && {
+        identifier: String(row.identifier),
+        path: String(row.path),
+        serviceProvider: String(row.service_provider),
+      }
+    );
+  }
+
+  addVcsCredential(credential: VcsCredentialRecord): void {
+    this.run(
+      `INSERT INTO vcs_credentials (id, organization, service_provider) VALUES (?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET organization = excluded.organization, service_provider = excluded.service_provider`,
+      credential.id,
+      credential.organization,
+      credential.serviceProvider,
+    );
+  }
+
+  vcsCredential(id: string): VcsCredentialRecord | undefined {
+    const row = this.get("SELECT id, organization, service_provider FROM vcs_credentials WHERE id = ?", id);
+    return (
+      row && {
+        id: String(row.id),
+        organization: row.organization === null ? null : String(row.organization),
+        serviceProvider: String(row.service_provider),
+      }
+    );
+  }
+
+  /** The sets that read from `identifier`, for a push to it. */
+  policySetsReading(identifier: string): PolicySetRecord[] {
+    return this.all(`SELECT ${policySetColumns} FROM policy_sets WHERE vcs_repo IS NOT NULL ORDER BY rowid`)
+      .map((row) => this.toPolicySet(row))
+      .filter((policySet) => policySet.vcsRepo?.identifier === identifier);
+  }
+
   // -- policy set versions ----------------------------------------------------------------------------------------
 
-  createVersion(policySetId: string): PolicySetVersionRecord {
+  /**
+   * A new version: pending its upload, or, read from version control, ingressing from the commit named (the
+   * service reads the commit at once).
+   */
+  createVersion(
+    policySetId: string,
+    fromVcs?: { source: string; ingressAttributes: NonNullable<PolicySetVersionRecord["ingressAttributes"]> },
+  ): PolicySetVersionRecord {
     return this.transaction(() => {
       const id = randomId("polsetver");
       const now = new Date().toISOString();
       this.run(
-        `INSERT INTO policy_set_versions (id, policy_set_id, status, created_at, updated_at, status_timestamps)
-         VALUES (?, ?, 'pending', ?, ?, ?)`,
+        `INSERT INTO policy_set_versions (id, policy_set_id, status, source, ingress_attributes, created_at, updated_at,
+         status_timestamps) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         id,
         policySetId,
+        fromVcs ? "ingressing" : "pending",
+        fromVcs?.source ?? "tfe-api",
+        fromVcs ? JSON.stringify(fromVcs.ingressAttributes) : null,
         now,
         now,
-        JSON.stringify({ pending: now }),
+        JSON.stringify(fromVcs ? { pending: now, ingressing: now } : { pending: now }),
       );
       return this.version(id)!;
     });
@@ -620,7 +753,8 @@ export class Storage {
 
   version(id: string): PolicySetVersionRecord | undefined {
     const row = this.get(
-      "SELECT id, policy_set_id, status, error_message, created_at, updated_at, status_timestamps FROM policy_set_versions WHERE id = ?",
+      `SELECT id, policy_set_id, status, source, ingress_attributes, error_message, created_at, updated_at,
+       status_timestamps FROM policy_set_versions WHERE id = ?`,
       id,
     );
     return (
@@ -628,6 +762,8 @@ export class Storage {
         id: String(row.id),
         policySetId: String(row.policy_set_id),
         status: String(row.status) as PolicySetVersionStatus,
+        source: String(row.source),
+        ingressAttributes: row.ingress_attributes === null ? null : JSON.parse(String(row.ingress_attributes)),
         errorMessage: row.error_message === null ? null : String(row.error_message),
         createdAt: String(row.created_at),
         updatedAt: String(row.updated_at),
@@ -975,7 +1111,7 @@ function toModuleVersion(row: Row): ModuleVersionRecord {
 }
 
 const policySetColumns = `id, organization, name, description, kind, global, overridable, agent_enabled,
-  policy_tool_version, created_at, updated_at`;
+  policy_tool_version, vcs_repo, policies_path, policy_update_patterns, created_at, updated_at`;
 
 /** The filters policies and sets share: the organization, a part of the name, the kind. */
 function nameAndKindConditions(query: {
@@ -1011,6 +1147,9 @@ function settingValues(settings: PolicySetSettings): SQLInputValue[] {
     overridable,
     settings.agentEnabled ? 1 : 0,
     settings.policyToolVersion,
+    settings.vcsRepo === null ? null : JSON.stringify(settings.vcsRepo),
+    settings.policiesPath,
+    JSON.stringify(settings.policyUpdatePatterns),
   ];
 }
 
@@ -1037,4 +1176,12 @@ const addedPolicySetColumns: Record<string, string> = {
   policy_tool_version: "TEXT NOT NULL DEFAULT 'latest'",
   created_at: "TEXT NOT NULL DEFAULT ''",
   updated_at: "TEXT NOT NULL DEFAULT ''",
+  vcs_repo: "TEXT",
+  policies_path: "TEXT",
+  policy_update_patterns: "TEXT NOT NULL DEFAULT '[]'",
+};
+
+const addedVersionColumns: Record<string, string> = {
+  source: "TEXT NOT NULL DEFAULT 'tfe-api'",
+  ingress_attributes: "TEXT",
 };

@@ -6,8 +6,10 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CreatePolicyOptions, TfeClient } from "../../src/client";
+import { packFiles } from "../../src/policy-code/archive";
 import { type RequestLogEntry, type RunningServer, startServer } from "../../src/server";
 import { changeSummary, PulumiProject } from "../e2e/pulumi-project";
+import { GitRepository, thirdGenerationLibrary } from "../vcs-repository";
 
 // The whole migration of an organization, as a user does it: `tfe-governance import` (the built bin), then
 // `pulumi up` of the generated program under the real engine, against the local server holding 150 policies
@@ -56,7 +58,8 @@ function seededPolicy(index: number): SeededPolicy {
       kind: "opa",
       query: `data.${regoPackage}.deny`,
       enforcementLevel: (["mandatory", "advisory"] as const)[index % 2]!,
-      code: `package ${regoPackage}\n\ndefault allowed := ${index % 2 === 0}\n\ndeny contains msg if { false; msg := "${index}" }\n`,
+      // Rego v1 with import rego.v1: the sets run on latest, which the service evaluates with OPA 0.61.
+      code: `package ${regoPackage}\n\nimport rego.v1\n\ndefault allowed := ${index % 2 === 0}\n\ndeny contains msg if { false; msg := "${index}" }\n`,
     };
   }
   return {
@@ -87,7 +90,30 @@ async function filesUnder(directory: string): Promise<Record<string, string>> {
  * deprecated versions of acme/vpc/aws: seeded without a rate limit, then served with the service's own (30 per
  * second per token) from the same data.
  */
+/** The folder the uploaded set holds: a module and a parameter, as a versioned set carries them. */
+const uploadedFolder: Record<string, string> = {
+  "sentinel.hcl":
+    'module "functions" {\n  source = "./functions.sentinel"\n}\n\nparam "max_instances" {\n  value = 5\n}\n\n' +
+    'policy "limit" {\n  source            = "./limit.sentinel"\n  enforcement_level = "hard-mandatory"\n}\n',
+  "functions.sentinel": "count = func(t) { return 0 }\n",
+  "limit.sentinel":
+    'import "functions"\nparam max_instances\nparam api_token\nmain = rule { functions.count("x") <= max_instances }\n',
+};
+const workspace = "ws-adoptProduction01";
+const oauthTokenId = "ot-adoptLibrary00001";
+const sensitiveValue = "s3cr3t-api-token";
+/**
+ * The only writes of adopting the organization: the service offers no download of a version's files, so the
+ * uploaded set's folder goes up once, and it never shows a sensitive value, so that parameter is sent once.
+ */
+const adoptionWrites = [
+  "PATCH /api/v2/policy-sets/:policySetId/parameters/:parameterId",
+  "POST /api/v2/policy-sets/:policySetId/versions",
+  "PUT /policy-set-versions/:versionId/upload",
+];
+
 async function seededService(dataDir: string, seeded: SeededPolicy[]): Promise<RunningServer> {
+  const library = GitRepository.create(thirdGenerationLibrary, join(dataDir, "policy-library"));
   const seed = {
     organizations: [{ name: organization, plus: true }],
     tokens: [{ token, organizations: [organization] }],
@@ -95,7 +121,10 @@ async function seededService(dataDir: string, seeded: SeededPolicy[]): Promise<R
       ...sentinelSets.map((id, index) => ({ id, organization, name: `set-${index}` })),
       ...opaSets.map((id, index) => ({ id, organization, name: `opa-set-${index}`, kind: "opa" as const })),
     ],
+    workspaces: [{ id: workspace, organization, name: "production" }],
     modules: [{ organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0", "2.0.0"] }],
+    vcsRepositories: [{ identifier: "acme/policy-library", path: library.path }],
+    oauthTokens: [{ id: oauthTokenId, organization }],
   };
   const data = join(dataDir, "service.sqlite");
   const seeding = await startServer({ seed, data });
@@ -112,6 +141,33 @@ async function seededService(dataDir: string, seeded: SeededPolicy[]): Promise<R
     link: "https://example.com/vpc/2",
   });
   await seedingClient.moduleVersions.deprecate({ ...version("1.1.0"), reason: "Broken routes." });
+  // Scope on the sets of policies, and the two other kinds of sets: a folder uploaded as versions, with a plain and
+  // a sensitive parameter, and a set read from version control.
+  await seedingClient.policySets.addToScope(sentinelSets[0]!, "workspaces", [workspace]);
+  await seedingClient.policySets.update(opaSets[1]!, { global: true });
+  await seedingClient.policySets.addToScope(opaSets[1]!, "workspace-exclusions", [workspace]);
+  const uploaded = await seedingClient.policySets.create(organization, {
+    name: "uploaded-library",
+    description: "A folder uploaded as versions",
+    workspaceIds: [workspace],
+  });
+  const first = await seedingClient.policySets.createVersion(uploaded.id);
+  await seedingClient.policySets.uploadVersion(
+    first,
+    packFiles(new Map(Object.entries(uploadedFolder).map(([path, text]) => [path, Buffer.from(text)]))),
+  );
+  await seedingClient.policySets.createParameter(uploaded.id, { key: "max_instances", value: "5", sensitive: false });
+  await seedingClient.policySets.createParameter(uploaded.id, {
+    key: "api_token",
+    value: sensitiveValue,
+    sensitive: true,
+  });
+  await seedingClient.policySets.create(organization, {
+    name: "vcs-library",
+    global: true,
+    vcsRepo: { identifier: "acme/policy-library", branch: "main", oauthTokenId },
+    policiesPath: "policies/aws",
+  });
   await seedingClient.close();
   await seeding.close();
   return startServer({ seed, data, rateLimit: 30 });
@@ -122,6 +178,16 @@ function runImport(server: RunningServer, args: string[]) {
   return run(process.execPath, [bin, "import", "--organization", organization, ...args], {
     env: { ...process.env, TFE_ADDRESS: server.url, TFE_TOKEN: token, TFE_HOSTNAME: "" },
   });
+}
+
+/** Every policy and set of the organization and the deprecated versions of vpc, by name. */
+async function everythingOnService(client: TfeClient): Promise<string[]> {
+  const names: string[] = [];
+  for await (const policy of client.policies.listAll(organization)) names.push(`policy ${policy.name}`);
+  for await (const set of client.policySets.listAll(organization)) names.push(`set ${set.name}`);
+  const versions = await client.registry.listModuleVersions({ namespace: organization, name: "vpc", provider: "aws" });
+  for (const { version, deprecation } of versions) if (deprecation) names.push(`vpc ${version} deprecated`);
+  return names.sort();
 }
 
 /** One scenario's service and project: seeded before its tests, closed after them. */
@@ -169,22 +235,37 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
     expect(stdout).toMatch(/2 module version deprecations/);
     expect(stdout).toMatch(/no-code: the service holds no code/);
 
+    expect(stdout).toMatch(/8 policy sets/);
     const files = await filesUnder(out);
     expect(Object.keys(files).filter((path) => path.startsWith("policies/"))).toHaveLength(policyCount);
     expect(files["Pulumi.yaml"]).toMatch(/^main: index\.ts$/m);
+    expect(files["Pulumi.yaml"]).toMatch(/^name: tfe-governance-acme-program$/m);
+    expect(files["index.ts"]).toContain('"api_token": config.requireSecret("uploaded-library-api_token")');
+    expect(files["index.ts"]).toContain(
+      'vcsRepo: { identifier: "acme/policy-library", branch: "main", oauthTokenId: "ot-adoptLibrary00001" }',
+    );
+    expect(files["README.md"]).toContain("pulumi config set --secret uploaded-library-api_token <value>");
+    expect(JSON.stringify(files)).not.toContain(sensitiveValue);
+    // What the README asks of the user: the uploaded set's folder, and the sensitive parameter's value.
+    for (const [path, text] of Object.entries(uploadedFolder)) files[`policy-sets/uploaded-library/${path}`] = text;
     context.project = await PulumiProject.create({
       name: "adopt-organization",
       files,
       config: {},
-      secrets: { "tfe:token": token },
+      secrets: { "tfe:token": token, "uploaded-library-api_token": sensitiveValue },
     });
   }, 180_000);
 
-  it("2. pulumi up adopts every policy and deprecation with zero mutating requests", async () => {
+  it("2. pulumi up adopts every policy, set and deprecation, writing only the set's folder and its secret", async () => {
     context.server.requestLog.clear();
     const up = await context.project.up();
-    expect(up.output).toMatch(new RegExp(`\\+ ${policyCount + 3} created`));
-    expect(context.writes()).toEqual([]);
+    expect(up.output).toMatch(new RegExp(`\\+ ${policyCount + 3 + 8} created`));
+    expect(
+      context
+        .writes()
+        .map((entry) => `${entry.method} ${entry.route}`)
+        .sort(),
+    ).toEqual(adoptionWrites);
     expect(rateLimited()).toEqual([]);
 
     const held = [];
@@ -204,11 +285,21 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
   it("3. an immediate preview --expect-no-changes passes", async () => {
     context.server.requestLog.clear();
     const preview = await context.project.run(["preview", "--expect-no-changes", "--json"]);
-    expect(changeSummary(preview)).toEqual({ same: policyCount + 3 });
+    expect(changeSummary(preview)).toEqual({ same: policyCount + 3 + 8 });
     expect(context.writes()).toEqual([]);
   }, 300_000);
 
-  it("4. editing one generated policy file and running up updates exactly that policy", async () => {
+  it("4. pulumi destroy deletes nothing it adopted: each resource is protected", async () => {
+    const before = await everythingOnService(context.client);
+    context.server.requestLog.clear();
+    const destroy = await context.project.run(["destroy", "--yes"], { allowFailure: true });
+    expect(destroy.code).not.toBe(0);
+    expect(destroy.output).toMatch(/protect/);
+    expect(context.writes()).toEqual([]);
+    expect(await everythingOnService(context.client)).toEqual(before);
+  }, 300_000);
+
+  it("5. editing one generated policy file and running up updates exactly that policy", async () => {
     const target = seeded[4]!;
     const edited = `${target.code}# tightened after the migration\n`;
     await context.project.writeFile(`policies/${target.name}.sentinel`, edited);
@@ -230,7 +321,11 @@ describe("import --layout folder, then pulumi up adopts the organization through
   const seeded = Array.from({ length: folderPolicyCount }, (_, index) => seededPolicy(index));
   const context = scenario("adopt-folders-", seeded);
   let files: Record<string, string>;
-  const folders = () => Object.keys(files).filter((path) => /\/(sentinel|policies)\.hcl$/.test(path));
+  /** The PolicyFolder folders (the uploaded set's folder, which the user puts in, is no PolicyFolder). */
+  const folders = () =>
+    Object.keys(files).filter(
+      (path) => /\/(sentinel|policies)\.hcl$/.test(path) && !path.startsWith("policy-sets/uploaded-library/"),
+    );
 
   it("1. import writes the folders and a program declaring one PolicyFolder each, with reads only", async () => {
     const out = join(context.dataDir, "project");
@@ -249,23 +344,29 @@ describe("import --layout folder, then pulumi up adopts the organization through
     expect(folders().length).toBeGreaterThan(1);
     expect(files["index.ts"]?.match(/new PolicyFolder\(/g)).toHaveLength(folders().length);
     expect(files["index.ts"]).toMatch(/new ModuleVersionDeprecation\(/);
+    expect(files["Pulumi.yaml"]).toMatch(/^name: tfe-governance-acme-folder$/m);
+    for (const [path, text] of Object.entries(uploadedFolder)) files[`policy-sets/uploaded-library/${path}`] = text;
     context.project = await PulumiProject.create({
       name: "adopt-folders",
       files,
       config: {},
-      secrets: { "tfe:token": token },
+      secrets: { "tfe:token": token, "uploaded-library-api_token": sensitiveValue },
     });
   }, 180_000);
 
-  it("2. pulumi up adopts every policy and deprecation with zero mutating requests", async () => {
+  it("2. pulumi up adopts every policy, set and deprecation, writing only the set's folder and its secret", async () => {
     context.server.requestLog.clear();
     await context.project.up();
-    expect(context.writes()).toEqual([]);
+    expect(
+      context
+        .writes()
+        .map((entry) => `${entry.method} ${entry.route}`)
+        .sort(),
+    ).toEqual(adoptionWrites);
     context.server.requestLog.clear();
     const preview = await context.project.run(["preview", "--expect-no-changes", "--json"]);
-    // The stack, one component per folder, its policies, the two deprecations.
-    // The stack, each folder and its manifest, the policies, the two deprecations.
-    expect(changeSummary(preview)).toEqual({ same: 1 + 2 * folders().length + folderPolicyCount + 2 });
+    // The stack, each folder and its manifest, the policies, the sets, the two deprecations.
+    expect(changeSummary(preview)).toEqual({ same: 1 + 2 * folders().length + folderPolicyCount + 8 + 2 });
     expect(context.writes()).toEqual([]);
   }, 600_000);
 

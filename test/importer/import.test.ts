@@ -126,7 +126,13 @@ describe("tfe-governance import", () => {
     }
     expect(await declaredPolicies(out)).toEqual(["deny-public", "require-tags", "restrict-types"]);
     const program = await readFile(join(out, "index.ts"), "utf8");
-    expect(program).toContain(`policySetIds: ["${policySets.c}", "${policySets.d}"]`);
+    // The sets the import declares own their memberships: each lists its policies, which name no set themselves.
+    expect(program).not.toContain("policySetIds");
+    expect(program).toMatch(
+      /const opaBaselineSet = new PolicySet\("opa-baseline", \{[^}]*policyIds: \[denyPublic\.policyId\],/s,
+    );
+    expect(program).toMatch(/new Policy\("deny-public", \{[^}]*\}, \{ protect: true \}\);/s);
+    expect(await readFile(join(out, "Pulumi.yaml"), "utf8")).toMatch(/^name: tfe-governance-acme-program$/m);
     expect(program).toContain('reason: "Use 1.1.0."');
     expect(await readFile(join(out, "Pulumi.yaml"), "utf8")).toContain(`value: "${server.url}"`);
     const readme = await readFile(join(out, "README.md"), "utf8");
@@ -150,7 +156,27 @@ describe("tfe-governance import", () => {
     expect(run.stderr).toMatch(/writing files: 10 created, 0 overwritten, 0 unchanged/);
     expect(run.stdout).toMatch(/3 policies \(2 Sentinel, 1 OPA\)/);
     expect(run.stdout).toMatch(/1 module version deprecation\n/);
-    expect(run.stdout).toMatch(/1 policy left out:\n {4}no-code: the service holds no code/);
+    expect(run.stdout).toMatch(/1 object left out:\n {4}no-code: the service holds no code/);
+    expect(run.stdout).toMatch(/4 policy sets\n/);
+  });
+
+  it("leaves out what --exclude names, by name or id, and lists it with the reason", async () => {
+    const out = await freshDirectory("excluded");
+    const run = await runImport([
+      ...["--organization", organization, "--out", out, "--module", "acme/vpc/aws"],
+      ...["--exclude", "restrict-types", "--exclude", policySets.d, "--exclude", "vpc/aws/1.0.0"],
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(await declaredPolicies(out)).toEqual(["deny-public", "require-tags"]);
+    const program = await readFile(join(out, "index.ts"), "utf8");
+    expect(program).not.toContain('"opa-storage"');
+    expect(program).not.toContain("ModuleVersionDeprecation(");
+    const readme = await readFile(join(out, "README.md"), "utf8");
+    for (const name of ["policy restrict-types", "policy set opa-storage", "deprecation of vpc/aws/1.0.0"]) {
+      expect(readme).toContain(`| ${name} | left out by --exclude`);
+    }
+    // deny-public stays in opa-storage, which the project does not declare: the policy keeps that membership.
+    expect(program).toContain(`policySetIds: ["${policySets.d}"]`);
   });
 
   it.each([
@@ -239,7 +265,8 @@ describe("tfe-governance import", () => {
     const out = await freshDirectory("folder");
     const run = await runImport(["--organization", organization, "--out", out, "--layout", "folder"]);
     expect(run.status, run.stderr).toBe(0);
-    const folder = join(out, "policy-sets", `${policySets.a}-sentinel`);
+    // Folders follow the names of their sets.
+    const folder = join(out, "policy-sets", "baseline");
     expect(await readFile(join(folder, "sentinel.hcl"), "utf8")).toBe(
       [
         'policy "require-tags" {',
@@ -254,9 +281,14 @@ describe("tfe-governance import", () => {
       '"require-tags": { description: "Every resource has an owner" },',
     );
     expect(await readFile(join(folder, "require-tags.sentinel"), "utf8")).toBe(code["require-tags"]);
-    const opa = join(out, "policy-sets", `${policySets.c}+${policySets.d}-opa`);
+    const opa = join(out, "policy-sets", "opa-baseline+opa-storage");
     expect(await readFile(join(opa, "policies.hcl"), "utf8")).toContain('query             = "data.terraform.deny"');
     expect(run.stdout).toMatch(/3 folders under policy-sets\//);
+    // The sets are declared without policies: each folder's policies name theirs, so each membership has one owner.
+    const program = await readFile(join(out, "index.ts"), "utf8");
+    expect(program).not.toContain("policyIds");
+    expect(program).toContain("policySetIds: [opaBaselineSet.policySetId, opaStorageSet.policySetId]");
+    expect(await readFile(join(out, "Pulumi.yaml"), "utf8")).toMatch(/^name: tfe-governance-acme-folder$/m);
   });
 
   it.each([
@@ -267,6 +299,14 @@ describe("tfe-governance import", () => {
     [["--organization", organization, "--out", "x", "--module", "vpc/aws"], /not NAMESPACE\/NAME\/PROVIDER/],
     [["--organization", organization, "--out", "x", "--module", "other/vpc/aws"], /use --module acme\/vpc\/aws/],
     [["--organization", organization, "--out", "x", "--token", "t"], /Unknown option '--token'/],
+    [
+      ["--organization", organization, "--out", "x", "--exclude", "no-such-policy"],
+      /--exclude "no-such-policy" names no/,
+    ],
+    [
+      ["--organization", organization, "--out", "x", "--project", "a b"],
+      /--project "a b" is not a Pulumi project name/,
+    ],
   ])("refuses %j, naming the flag and the fix", async (args, message) => {
     // Inside the test's directory: a case that stopped being refused would write its project there, not in the checkout.
     const out = join(workDir, "refused");

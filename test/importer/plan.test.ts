@@ -36,7 +36,16 @@ function opaPolicy(name: string, regoPackage: string, overrides: Partial<Importe
 }
 
 function source(policies: ImportedPolicy[], deprecations: ImportedDeprecation[] = []): ImportSource {
-  return { organization: "acme", address: "https://app.terraform.io", isDefaultAddress: true, policies, deprecations };
+  return {
+    organization: "acme",
+    address: "https://app.terraform.io",
+    isDefaultAddress: true,
+    policies,
+    policySets: [],
+    deprecations,
+    excluded: [],
+    projectName: "tfe-governance-acme-program",
+  };
 }
 
 function text(files: Map<string, Buffer>, path: string): string {
@@ -297,7 +306,7 @@ describe("the folder layout", () => {
     opaPolicy("deny-iam", "terraform.iam", { enforcementLevel: "advisory" }),
   ];
 
-  it("writes one folder per kind and set of policy sets, in the service's folder format", () => {
+  it("writes one folder per combination of policy sets (named after them, by id where not read), in the service's folder format", () => {
     const { files, report } = plan(source(policies), "folder");
     expect([...files.keys()].sort()).toEqual([
       ".gitignore",
@@ -310,12 +319,12 @@ describe("the folder layout", () => {
       "policy-sets/no-policy-set-opa/policies.hcl",
       "policy-sets/no-policy-set-sentinel/loose.sentinel",
       "policy-sets/no-policy-set-sentinel/sentinel.hcl",
-      "policy-sets/polset-a+polset-b-sentinel/require-tags.sentinel",
-      "policy-sets/polset-a+polset-b-sentinel/restrict-types.sentinel",
-      "policy-sets/polset-a+polset-b-sentinel/sentinel.hcl",
+      "policy-sets/polset-a+polset-b/require-tags.sentinel",
+      "policy-sets/polset-a+polset-b/restrict-types.sentinel",
+      "policy-sets/polset-a+polset-b/sentinel.hcl",
       "tsconfig.json",
     ]);
-    expect(text(files, "policy-sets/polset-a+polset-b-sentinel/sentinel.hcl")).toBe(
+    expect(text(files, "policy-sets/polset-a+polset-b/sentinel.hcl")).toBe(
       [
         'policy "require-tags" {',
         '  source            = "./require-tags.sentinel"',
@@ -344,7 +353,7 @@ describe("the folder layout", () => {
       ].join("\n"),
     );
     expect(report.folders).toContainEqual({
-      path: "policy-sets/polset-a+polset-b-sentinel",
+      path: "policy-sets/polset-a+polset-b",
       kind: "sentinel",
       policySetIds: ["polset-a", "polset-b"],
       policyCount: 2,
@@ -354,8 +363,8 @@ describe("the folder layout", () => {
     expect(text(files, "README.md")).toMatch(/PolicyFolder/);
     expect(text(files, "index.ts")).toContain(
       [
-        'new PolicyFolder("polset-a+polset-b-sentinel", {',
-        '  directory: "policy-sets/polset-a+polset-b-sentinel",',
+        'new PolicyFolder("polset-a+polset-b", {',
+        '  directory: "policy-sets/polset-a+polset-b",',
         "  organization,",
         '  policySetIds: ["polset-a", "polset-b"],',
         "  adoptExisting: true,",
@@ -363,7 +372,7 @@ describe("the folder layout", () => {
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the description holds a literal ${
         '    "require-tags": { description: "Tags \\"owner\\" and ${cost}" },',
         "  },",
-        "});",
+        "}, { protect: true });",
       ].join("\n"),
     );
     expect(text(files, "index.ts")).not.toMatch(/new Policy\(/);

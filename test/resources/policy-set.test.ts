@@ -15,6 +15,7 @@ import { unknownValue } from "../../src/resources/provider-context";
 import { type RunningServer, startServer } from "../../src/server";
 import { ingressRoute } from "../../src/server/faults";
 import { startSeededServer } from "../seeded-server";
+import { GitRepository, thirdGenerationLibrary } from "../vcs-repository";
 
 // The PolicySet provider's methods, called as the engine calls them, against the local server over HTTP.
 
@@ -496,6 +497,121 @@ describe("PolicySet: a library's set folder whose configuration reaches shared f
         /sentinel\.hcl:5: import "static" "regions": \.\.\/\.\.\/imports\/regions\.json is not there \(resolved to .*\): fix the path, or add the file/,
       ),
     ]);
+  });
+});
+
+describe("PolicySet read from version control", () => {
+  const oauthTokenId = "ot-policyLibrary00001";
+  let vcsServer: RunningServer;
+  let vcsClient: TfeClient;
+  let vcsProvider: PolicySetProvider;
+  let library: GitRepository;
+
+  beforeAll(async () => {
+    library = GitRepository.create(thirdGenerationLibrary);
+    vcsServer = await startServer({
+      seed: {
+        organizations: [{ name: organization, plus: true }],
+        tokens: [{ token, organizations: [organization] }],
+        vcsRepositories: [{ identifier: "acme/policy-library", path: library.path }],
+        oauthTokens: [{ id: oauthTokenId, organization }],
+      },
+    });
+    vcsClient = new TfeClient({ address: vcsServer.url, token, rateLimit: false });
+    vcsProvider = new PolicySetProvider();
+    vcsProvider.context.useClient(vcsClient);
+  });
+  afterAll(async () => {
+    await vcsClient.close();
+    await vcsServer.close();
+  });
+
+  const vcsArgs = (overrides: Record<string, unknown> = {}) => ({
+    organization,
+    name: "aws-from-vcs",
+    vcsRepo: { identifier: "acme/policy-library", branch: "main", oauthTokenId },
+    policiesPath: "policies/aws",
+    vcsCheckout: library.path,
+    ...overrides,
+  });
+  const vcsChecked = async (overrides: Record<string, unknown> = {}, olds: Record<string, unknown> = {}) => {
+    const result = await vcsProvider.check(olds, vcsArgs(overrides));
+    return {
+      inputs: result.inputs as PolicySetInputs,
+      failures: (result.failures ?? []).map((f) => `${f.property}: ${f.reason}`),
+    };
+  };
+
+  it("reads the policies path of the local checkout at preview, creates the set, and waits for its first version", async () => {
+    const { inputs, failures } = await vcsChecked();
+    expect(failures).toEqual([]);
+    expect(inputs).toMatchObject({
+      kind: "sentinel",
+      contentHash: null,
+      folderPolicies: { "restrict-ec2": "hard-mandatory" },
+    });
+    const { id, outs } = await vcsProvider.create(inputs);
+    const set = await vcsClient.policySets.read(id);
+    expect(set.vcs).toMatchObject({
+      vcsRepo: { identifier: "acme/policy-library", oauthTokenId },
+      policiesPath: "policies/aws",
+    });
+    expect((outs as PolicySetOutputs).currentVersionId).toBe(set.currentVersionId);
+    expect((await vcsClient.policySets.readVersion(set.currentVersionId as string)).source).toBe("github");
+    // A push makes a new version outside Pulumi, as it should: no drift.
+    library.commit({ "README.md": "Edited.\n" }, "Docs");
+    await fetch(`${vcsServer.url}/_local/vcs-push`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ identifier: "acme/policy-library" }),
+    });
+    const read = await vcsProvider.read(id, outs as PolicySetOutputs);
+    expect((await vcsProvider.diff(id, read.props as PolicySetOutputs, inputs)).changes).toBe(false);
+    // Another path is a change in place, and up waits for the version of it.
+    const moved = await vcsChecked(
+      { policiesPath: "policies/aws", vcsRepo: { identifier: "acme/policy-library", oauthTokenId } },
+      inputs as unknown as Record<string, unknown>,
+    );
+    expect((await vcsProvider.diff(id, read.props as PolicySetOutputs, moved.inputs)).replaces).toEqual([]);
+    await vcsProvider.delete(id);
+  });
+
+  it("compares the checkout's policies for weakening, and refuses what cannot go with version control", async () => {
+    const { inputs } = await vcsChecked();
+    library.commit(
+      {
+        "policies/aws/sentinel.hcl": thirdGenerationLibrary["policies/aws/sentinel.hcl"]!.replace(
+          '"hard-mandatory"',
+          '"advisory"',
+        ),
+      },
+      "Soften",
+    );
+    const weakened = await vcsChecked({}, inputs as unknown as Record<string, unknown>);
+    expect(weakened.failures.join("\n")).toContain('policy "restrict-ec2" goes from hard-mandatory to advisory');
+    library.commit({ "policies/aws/sentinel.hcl": thirdGenerationLibrary["policies/aws/sentinel.hcl"]! }, "Restore");
+    expect((await vcsChecked({ directory: "x" })).failures).toContainEqual(
+      expect.stringMatching(/^vcsRepo: a set reads its versions from version control/),
+    );
+    expect((await vcsChecked({ vcsRepo: { identifier: "policy-library", oauthTokenId } })).failures).toContainEqual(
+      expect.stringMatching(/identifier "policy-library" must name the repository as org\/repo/),
+    );
+    expect((await vcsChecked({ vcsRepo: { identifier: "acme/x" } })).failures).toContainEqual(
+      expect.stringMatching(/needs exactly one of oauthTokenId/),
+    );
+    expect((await vcsProvider.check({}, { organization, name: "x", policiesPath: "p" })).failures).toContainEqual(
+      expect.objectContaining({ property: "policiesPath", reason: expect.stringMatching(/goes with vcsRepo/) }),
+    );
+    // Removing vcsRepo sends nothing and the set keeps its last version: refused.
+    expect(
+      (await vcsProvider.check(inputs as unknown as Record<string, unknown>, { organization, name: "aws-from-vcs" }))
+        .failures,
+    ).toContainEqual(
+      expect.objectContaining({
+        property: "vcsRepo",
+        reason: expect.stringMatching(/vcsRepo cannot be removed from a set that holds versions/),
+      }),
+    );
   });
 });
 

@@ -9,6 +9,7 @@ import {
   policySetDocument,
   policySetListDocument,
   policySetVersionDocument,
+  vcsPushAnswer,
 } from "../../src/contract/policy-sets";
 import { registryErrorDocument, registryModuleVersion, registryModuleVersions } from "../../src/contract/registry";
 import { registryModuleDocument, registryModuleVersionDocument } from "../../src/contract/registry-modules";
@@ -55,6 +56,7 @@ const successDocuments: { method: string; path: RegExp; document: z.ZodType }[] 
   { method: "GET", path: new RegExp(`^/api/v2/organizations/${segment}/projects$`), document: projectListDocument },
   { method: "GET", path: new RegExp(`^/api/v2/workspaces/${segment}$`), document: workspaceDocument },
   { method: "GET", path: new RegExp(`^/api/v2/projects/${segment}$`), document: projectDocument },
+  { method: "POST", path: /^\/_local\/vcs-push$/, document: vcsPushAnswer },
   { method: "POST", path: new RegExp(`^${modules}$`), document: registryModuleDocument },
   {
     method: "POST",

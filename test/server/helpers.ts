@@ -133,3 +133,14 @@ export async function createPolicy(server: RunningServer, name: string, attribut
   if (answer.status !== 201) throw new Error(`create ${name}: ${answer.status} ${answer.text}`);
   return answer.body.data as { id: string; attributes: Record<string, unknown>; links: Record<string, string> };
 }
+
+/** A policy set version once the server has read it (`ready` or `errored`), as its document. */
+export async function settledVersion(server: RunningServer, versionId: string) {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const answer = await call(server, "GET", `/api/v2/policy-set-versions/${versionId}`);
+    const { status } = answer.body.data.attributes;
+    if (status === "ready" || status === "errored") return answer.body.data;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`version ${versionId} did not settle`);
+}

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packFiles } from "../../src/policy-code/archive";
 import { type RunningServer, startServer } from "../../src/server";
 import { Storage } from "../../src/server/storage";
-import { call, createPolicy, organization, seed, start } from "./helpers";
+import { call, createPolicy, organization, seed, settledVersion, start } from "./helpers";
 
 let server: RunningServer;
 
@@ -73,15 +73,7 @@ function upload(link: string, archive: Uint8Array) {
   return fetch(link, { method: "PUT", headers: { "content-type": "application/octet-stream" }, body: archive });
 }
 
-async function settled(versionId: string) {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const answer = await call(server, "GET", `/api/v2/policy-set-versions/${versionId}`);
-    const { status } = answer.body.data.attributes;
-    if (status === "ready" || status === "errored") return answer.body.data;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`version ${versionId} did not settle`);
-}
+const settled = (versionId: string) => settledVersion(server, versionId);
 
 /** A tar of raw entries, as a hostile or broken client could write it. */
 function rawTar(entries: { path: string; type: string; body?: string; linkpath?: string }[]): Buffer {
@@ -294,6 +286,9 @@ describe("policy set versions across a server kill", () => {
         name: "interrupted",
         description: null,
         kind: "sentinel",
+        vcsRepo: null,
+        policiesPath: null,
+        policyUpdatePatterns: [],
         global: false,
         overridable: null,
         agentEnabled: false,

@@ -243,6 +243,7 @@ describe("OpenAPI document", () => {
         "GET /.well-known/terraform.json",
         "GET /api/openapi.json",
         "GET /api/v2/ping",
+        "POST /_local/vcs-push",
         "POST /api/v2/organizations/{organization}/policies",
         "GET /api/v2/organizations/{organization}/policies",
         "GET /api/v2/policies/{policyId}",

@@ -35,6 +35,7 @@ import { ApiError, alreadyTaken, badParameter, invalidAttribute, notFound, parse
 import { jsonApiEndpoint } from "../openapi";
 import { oneOf, paginationOf, type Query, requestedPage } from "../pagination";
 import type { ParameterRecord, PolicySetRecord, PolicySetVersionRecord, Storage } from "../storage";
+import { providerHost, startVcsIngress } from "../vcs-ingress";
 
 type SetParams = { Params: { policySetId: string } };
 type OrganizationParams = { Params: { organization: string } };
@@ -67,7 +68,18 @@ function policySetResource(set: PolicySetRecord): PolicySetResource {
       overridable: set.overridable,
       "agent-enabled": set.agentEnabled,
       "policy-tool-version": set.policyToolVersion,
-      "policies-path": null,
+      "policies-path": set.policiesPath,
+      "policy-update-patterns": set.policyUpdatePatterns,
+      "vcs-repo": set.vcsRepo && {
+        identifier: set.vcsRepo.identifier,
+        "display-identifier": set.vcsRepo.identifier,
+        branch: set.vcsRepo.branch ?? "",
+        "ingress-submodules": set.vcsRepo.ingressSubmodules,
+        "oauth-token-id": set.vcsRepo.oauthTokenId,
+        "github-app-installation-id": set.vcsRepo.githubAppInstallationId,
+        "repository-http-url": `https://${providerHost(set.vcsRepo.serviceProvider)}/${set.vcsRepo.identifier}`,
+        "service-provider": set.vcsRepo.serviceProvider,
+      },
       versioned: set.versioned,
       "policy-count": set.policyIds.length,
       "workspace-count": set.scope.workspaces.length,
@@ -99,12 +111,19 @@ function versionDocument(version: PolicySetVersionRecord, uploadLink: string | u
       id: version.id,
       type: "policy-set-versions",
       attributes: {
-        source: "tfe-api",
+        source: version.source,
         status: version.status,
         "status-timestamps": timestamps,
         error: version.status === "errored" ? "ingress_failed" : null,
         "error-message": version.errorMessage,
-        "ingress-attributes": null,
+        "ingress-attributes": version.ingressAttributes && {
+          "commit-sha": version.ingressAttributes.commitSha,
+          "commit-url": version.ingressAttributes.commitUrl,
+          branch: version.ingressAttributes.branch,
+          identifier: version.ingressAttributes.identifier,
+          "is-pull-request": false,
+          "sender-username": "tfe-governance-server",
+        },
         "created-at": version.createdAt,
         "updated-at": version.updatedAt,
       },
@@ -301,8 +320,13 @@ export function registerPolicySetRoutes(app: FastifyInstance, context: AppContex
         );
       }
       if (global) problems.push(...globalScopeProblems(idsOf("workspaces"), idsOf("projects")));
+      const vcs = vcsSettings(storage, organization, attributes, undefined, problems);
+      if (vcs.vcsRepo && idsOf("policies").length > 0) {
+        problems.push(invalidAttribute(["data", "relationships", "policies"], bothKindsMessage));
+      }
       if (problems.length > 0) throw new ApiError(422, problems);
       const created = storage.createPolicySet({
+        ...vcs,
         organization,
         name: attributes.name,
         description: attributes.description ?? null,
@@ -319,7 +343,8 @@ export function registerPolicySetRoutes(app: FastifyInstance, context: AppContex
       });
       if (created === "name-taken") throw alreadyTaken("name");
       reply.code(201);
-      return send(reply, { data: policySetResource(created) });
+      if (created.vcsRepo) await startVcsIngress(storage, created);
+      return send(reply, { data: policySetResource(storage.policySet(created.id) ?? created) });
     },
   );
 
@@ -356,8 +381,13 @@ export function registerPolicySetRoutes(app: FastifyInstance, context: AppContex
       const { attributes } = parseBody(updatePolicySetRequest, request.body).data;
       const agentEnabled = policySet.kind === "opa" || (attributes["agent-enabled"] ?? policySet.agentEnabled);
       const problems = settingProblems(policySet.kind, agentEnabled, attributes);
+      const vcs = vcsSettings(storage, policySet.organization, attributes, policySet, problems);
+      if (vcs.vcsRepo && policySet.policyIds.length > 0) {
+        problems.push(invalidAttribute(["data", "attributes", "vcs-repo"], bothKindsMessage));
+      }
       if (problems.length > 0) throw new ApiError(422, problems);
       const updated = storage.updatePolicySet(policySet.id, {
+        ...vcs,
         ...(attributes.name !== undefined ? { name: attributes.name } : {}),
         ...("description" in attributes ? { description: attributes.description ?? null } : {}),
         ...(attributes.global !== undefined ? { global: attributes.global } : {}),
@@ -369,7 +399,13 @@ export function registerPolicySetRoutes(app: FastifyInstance, context: AppContex
       });
       if (updated === "name-taken") throw alreadyTaken("name");
       if (!updated) throw notFound();
-      return send(reply, { data: policySetResource(updated) });
+      // A new repository, branch or policies path is read at once, as the service does.
+      const moved =
+        updated.vcsRepo !== null &&
+        (JSON.stringify(updated.vcsRepo) !== JSON.stringify(policySet.vcsRepo) ||
+          updated.policiesPath !== policySet.policiesPath);
+      if (moved) await startVcsIngress(storage, updated);
+      return send(reply, { data: policySetResource(storage.policySet(updated.id) ?? updated) });
     },
   );
 
@@ -386,6 +422,78 @@ export function registerPolicySetRoutes(app: FastifyInstance, context: AppContex
   registerRelationshipRoutes(app, storage);
   registerVersionRoutes(app, context);
   registerParameterRoutes(app, storage);
+}
+
+type VcsAttributes = {
+  "vcs-repo"?:
+    | {
+        identifier: string;
+        branch?: string | null | undefined;
+        "ingress-submodules"?: boolean | null | undefined;
+        "oauth-token-id"?: string | null | undefined;
+        "github-app-installation-id"?: string | null | undefined;
+      }
+    | null
+    | undefined;
+  "policies-path"?: string | null | undefined;
+  "policy-update-patterns"?: string[] | undefined;
+};
+
+/**
+ * A set's version control from a request, over what it held (`current`, for an update): the credential must be one
+ * of the organization's VCS connections (or a GitHub App installation); a policies path or update patterns without a
+ * repository say nothing. Problems go into `problems`, as 422s naming the attribute.
+ */
+function vcsSettings(
+  storage: Storage,
+  organization: string,
+  attributes: VcsAttributes,
+  current: PolicySetRecord | undefined,
+  problems: JsonApiErrorObject[],
+): Pick<PolicySetRecord, "vcsRepo" | "policiesPath" | "policyUpdatePatterns"> {
+  const requested = attributes["vcs-repo"];
+  let vcsRepo = current?.vcsRepo ?? null;
+  if (requested === null) vcsRepo = null;
+  else if (requested !== undefined) {
+    const tokenId = requested["oauth-token-id"] ?? null;
+    const installationId = requested["github-app-installation-id"] ?? null;
+    const credential = storage.vcsCredential((tokenId ?? installationId) as string);
+    const pointer = ["data", "attributes", "vcs-repo", tokenId ? "oauth-token-id" : "github-app-installation-id"];
+    if (!credential || (tokenId && credential.organization !== organization)) {
+      problems.push(
+        invalidAttribute(
+          pointer,
+          tokenId
+            ? `OAuth token ${tokenId} is not one of organization "${organization}"'s VCS connections`
+            : `GitHub App installation ${installationId} was not found`,
+        ),
+      );
+    }
+    vcsRepo = {
+      identifier: requested.identifier,
+      branch: requested.branch || null,
+      ingressSubmodules: requested["ingress-submodules"] ?? false,
+      oauthTokenId: tokenId,
+      githubAppInstallationId: installationId,
+      serviceProvider: credential?.serviceProvider ?? "github",
+    };
+  }
+  const policiesPath =
+    "policies-path" in attributes ? (attributes["policies-path"] ?? null) : (current?.policiesPath ?? null);
+  const policyUpdatePatterns = attributes["policy-update-patterns"] ?? current?.policyUpdatePatterns ?? [];
+  if (!vcsRepo && (policiesPath || policyUpdatePatterns.length > 0)) {
+    problems.push(
+      invalidAttribute(
+        ["data", "attributes", policiesPath ? "policies-path" : "policy-update-patterns"],
+        "applies to sets read from version control: give vcs-repo too",
+      ),
+    );
+  }
+  return {
+    vcsRepo,
+    policiesPath: vcsRepo ? policiesPath : null,
+    policyUpdatePatterns: vcsRepo ? policyUpdatePatterns : [],
+  };
 }
 
 type SettableAttributes = { overridable?: boolean | null | undefined; "agent-enabled"?: boolean | undefined };
@@ -494,6 +602,13 @@ function registerVersionRoutes(app: FastifyInstance, { storage, signer, download
     async (request, reply) => {
       const policySet = loadPolicySet(storage, request, "managePolicies");
       if (policySet.policyIds.length > 0) throw ApiError.single(422, "invalid attribute", bothKindsMessage);
+      if (policySet.vcsRepo) {
+        throw ApiError.single(
+          422,
+          "invalid attribute",
+          `This policy set reads from version control (${policySet.vcsRepo.identifier}): its versions come from commits, not uploads.`,
+        );
+      }
       const version = storage.createVersion(policySet.id);
       reply.code(201);
       return send(reply, versionDocument(version, uploadLink(version.id)));

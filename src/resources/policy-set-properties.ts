@@ -1,0 +1,155 @@
+import type * as pulumi from "@pulumi/pulumi";
+import type { PolicySetScope } from "../client/policy-sets";
+import type { PolicyKind } from "../contract/policies";
+import { type ParameterState, type SetShape, scopeOptions, type VcsRepoShape } from "./policy-set-requests";
+import { propertiesThat, propertyTable } from "./property-table";
+
+// PolicySet's arguments, inputs, outputs and its table of properties: what the checks, the provider and the
+// resource class share.
+
+export interface PolicySetArgs {
+  /** Organization of the set; default: stack config `tfe:organization`, then `TFE_ORGANIZATION`. */
+  organization?: pulumi.Input<string>;
+  /** The set's name (letters, digits, `-`, `_`), unique in the organization; default: the resource's name. */
+  name?: pulumi.Input<string>;
+  description?: pulumi.Input<string>;
+  /** `"sentinel"` or `"opa"`; default: what `directory` holds (`sentinel.hcl` or `policies.hcl`), else sentinel. */
+  kind?: pulumi.Input<PolicyKind>;
+  /**
+   * A versioned set: the folder, laid out as the service reads it from version control (`sentinel.hcl` or
+   * `policies.hcl` at its root, modules, static imports and parameters beside it), uploaded as a version whenever
+   * its content changes. Relative to the program's directory. Not with `policyIds`; once a set holds versions it
+   * keeps its `directory`.
+   */
+  directory?: pulumi.Input<string>;
+  /**
+   * A set of individual policies (`Policy` resources' `policyId`). Not with `directory`. The set owns these
+   * memberships: a policy another resource put in the set is not drift here, and one taken out outside Pulumi is.
+   */
+  policyIds?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * A set read from version control: the repository (`org/repo`, as the VCS provider names it) and the VCS
+   * connection the service reads it with (the OAuth token id of the organization's connection, `ot-...`, or a GitHub
+   * App installation id, `ghain-...`). Not with `directory` or `policyIds`. The service reads the branch's head into
+   * a version at once, and again at every push; `up` waits for the version a change of these makes.
+   */
+  vcsRepo?: pulumi.Input<VcsRepoArgs>;
+  /** The folder of the repository that holds the set (`sentinel.hcl` / `policies.hcl`); default its root. */
+  policiesPath?: pulumi.Input<string>;
+  /** Path globs (`policies/aws/**`) whose changes make a new version; default: every push makes one. */
+  policyUpdatePatterns?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * A local checkout of that repository (the program's own repository, a submodule): preview then reads the
+   * policies path there with every check a `directory` gets, and compares its policies and levels for weakening.
+   */
+  vcsCheckout?: pulumi.Input<string>;
+  /** Enforce on every workspace of the organization (`excludedWorkspaceIds` and `excludedProjectIds` still apply). */
+  global?: pulumi.Input<boolean>;
+  workspaceIds?: pulumi.Input<pulumi.Input<string>[]>;
+  projectIds?: pulumi.Input<pulumi.Input<string>[]>;
+  /** Workspaces the set never applies to; an exclusion wins over any inclusion. */
+  excludedWorkspaceIds?: pulumi.Input<pulumi.Input<string>[]>;
+  excludedProjectIds?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * Sentinel parameters by key. A value given as a Pulumi secret (`pulumi.secret(...)`, `config.requireSecret`) is
+   * sent as sensitive: the service never shows it again, and state holds only its SHA-256.
+   */
+  parameters?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** Sentinel: run in the agent (policy evaluations); OPA sets always do. */
+  agentEnabled?: pulumi.Input<boolean>;
+  /** Whether a failed policy may be overridden (OPA sets, and Sentinel sets with `agentEnabled`). */
+  overridable?: pulumi.Input<boolean>;
+  /** The Sentinel or OPA runtime version; default `latest`. An OPA `0.x` version means the folder's Rego is v0. */
+  policyToolVersion?: pulumi.Input<string>;
+  /** Take over a set that already has this name instead of failing. */
+  adoptExisting?: pulumi.Input<boolean>;
+  /**
+   * Allow a change that weakens the set (a policy of the folder removed or its level lowered, scope narrowed,
+   * `overridable` turned on, a policy taken out, a replacement that enforces less), which otherwise fails `pulumi
+   * preview`. Stack config `tfe:allowWeakening: true` allows it for every resource, `TFE_ALLOW_WEAKENING=true` for
+   * one command.
+   */
+  allowWeakening?: pulumi.Input<boolean>;
+}
+
+export interface VcsRepoArgs {
+  identifier: pulumi.Input<string>;
+  /** Default: the repository's default branch. */
+  branch?: pulumi.Input<string>;
+  ingressSubmodules?: pulumi.Input<boolean>;
+  oauthTokenId?: pulumi.Input<string>;
+  githubAppInstallationId?: pulumi.Input<string>;
+}
+
+export interface PolicySetInputs extends Required<PolicySetScope> {
+  organization: string;
+  name: string;
+  description: string | null;
+  kind: PolicyKind;
+  directory?: string;
+  /** SHA-256 over the folder's paths and bytes (what a version holds); null for a set of policies. */
+  contentHash: string | null;
+  /** Each policy block's label and level: what a later change is compared with. */
+  folderPolicies: Record<string, string>;
+  policyIds: string[];
+  vcsRepo: VcsRepoShape | null;
+  policiesPath: string | null;
+  policyUpdatePatterns: string[];
+  vcsCheckout?: string;
+  global: boolean;
+  parameters: Record<string, ParameterState>;
+  agentEnabled: boolean;
+  overridable: boolean | null;
+  policyToolVersion: string;
+  adoptExisting: boolean;
+  allowWeakening: boolean;
+}
+
+export interface PolicySetOutputs extends PolicySetInputs {
+  policySetId: string;
+  currentVersionId: string | null;
+  parameterIds: Record<string, string>;
+  /** What Pulumi last made the service hold: a refresh that finds otherwise knows the service changed outside. */
+  applied?: AppliedScope;
+}
+
+/** The part of a set a weakening is judged on, as Pulumi last applied it. */
+export type AppliedScope = Pick<SetShape, "global" | "overridable" | "policyIds" | keyof PolicySetScope>;
+export const appliedProperties = ["global", "overridable", "policyIds", ...scopeOptions] as const;
+
+export const scopeArgument = { argument: "string list", change: "updates", output: true } as const;
+/**
+ * Every property of a set, once. `directory` counts by its content hash (the same folder at another path changes
+ * nothing on the service); `kind` alone replaces the set, as the service cannot change it.
+ */
+export const policySetProperties = propertyTable<PolicySetArgs>()({
+  organization: { argument: "string", change: "replaces", output: true },
+  name: { argument: "string", change: "updates", output: true },
+  description: { argument: "string", change: "updates", output: true },
+  kind: { argument: "string", change: "replaces", output: true },
+  directory: { argument: "string", change: "none", output: true },
+  contentHash: { change: "updates", output: true },
+  folderPolicies: { change: "none", output: true },
+  policyIds: { argument: "string list", change: "updates", output: true },
+  vcsRepo: { argument: "object", change: "updates", output: true },
+  policiesPath: { argument: "string", change: "updates", output: true },
+  policyUpdatePatterns: { argument: "string list", change: "updates", output: true },
+  vcsCheckout: { argument: "string", change: "none", output: true },
+  global: { argument: "boolean", change: "updates", output: true },
+  workspaceIds: scopeArgument,
+  projectIds: scopeArgument,
+  excludedWorkspaceIds: scopeArgument,
+  excludedProjectIds: scopeArgument,
+  parameters: { argument: "object", change: "updates", output: true },
+  agentEnabled: { argument: "boolean", change: "updates", output: true },
+  overridable: { argument: "boolean", change: "updates", output: true },
+  policyToolVersion: { argument: "string", change: "updates", output: true },
+  adoptExisting: { argument: "boolean", change: "none", output: false },
+  allowWeakening: { argument: "boolean", change: "none", output: false },
+  policySetId: { change: "none", output: true },
+  currentVersionId: { change: "none", output: true },
+  parameterIds: { change: "none", output: true },
+  applied: { change: "none", output: false },
+});
+export const replacingProperties = propertiesThat(policySetProperties, "replaces");
+export const updatableProperties = propertiesThat(policySetProperties, "updates");
