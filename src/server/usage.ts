@@ -14,7 +14,8 @@ Options:
                     when listening on a loopback or wildcard address.
   --data FILE       SQLite file holding all data (default :memory:, lost on exit). Survives kill -9 and restarts.
                     Its directory is created if missing.
-  --seed FILE       JSON seed: organizations, tokens, policySets, modules (see docs/local-server.md). Applied at every start;
+  --seed FILE       JSON seed: organizations, tokens, policySets, workspaces, projects, modules, vcsRepositories,
+                    oauthTokens, githubAppInstallations (see docs/local-server.md). Applied at every start;
                     without it an empty store gets organization "example-org" (Plus) and one random token.
                     "--seed quickstart" is the seed the package ships: what the quickstart program expects
                     (organization "acme", a token, a policy set, module acme/vpc/aws). A file named so: ./quickstart.
