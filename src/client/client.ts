@@ -1,6 +1,7 @@
 import { X509Certificate } from "node:crypto";
 import { libraryVersion } from "../package-version";
 import {
+  addressDescriptions,
   type ClientConfigInputs,
   type ClientTuning,
   clientTuning,
@@ -43,7 +44,8 @@ export class TfeClient {
   readonly address: string;
   readonly #transport: Transport;
 
-  constructor(options: TfeClientOptions) {
+  /** `addressSource`: where `fromConfig` found the address, named when the address cannot be reached. */
+  constructor(options: TfeClientOptions, resolved: { addressSource?: string } = {}) {
     const address = normalizeAddress(options.address ?? defaultAddress);
     checkOptions(options);
     this.#transport = new Transport({
@@ -57,6 +59,7 @@ export class TfeClient {
           ? null
           : sharedRateLimiter(address, options.token, options.rateLimit?.requestsPerSecond),
       caCertificate: options.caCertificate,
+      addressSource: resolved.addressSource,
     });
     this.address = this.#transport.address;
     this.policies = new PoliciesApi(this.#transport);
@@ -72,15 +75,12 @@ export class TfeClient {
    * timeout, retries and pace by {@link clientTuning} where the options leave them out.
    */
   static fromConfig(inputs: ClientConfigInputs & Omit<TfeClientOptions, "token" | "address"> = {}): TfeClient {
-    const { address, token, caCertificate } = resolveClientConfig(inputs);
+    const { address, token, caCertificate, addressSource } = resolveClientConfig(inputs);
     const { hostname: _hostname, stackConfig: _stackConfig, env: _env, homeDirectory: _home, ...options } = inputs;
-    return new TfeClient({
-      ...clientTuning(inputs.stackConfig, inputs.env),
-      ...options,
-      address,
-      token,
-      caCertificate,
-    });
+    return new TfeClient(
+      { ...clientTuning(inputs.stackConfig, inputs.env), ...options, address, token, caCertificate },
+      addressSource === "explicit" ? {} : { addressSource: addressDescriptions[addressSource] },
+    );
   }
 
   /** Closes the keep-alive connections. */

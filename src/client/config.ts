@@ -51,6 +51,16 @@ type AddressSource =
   | "TFE_HOSTNAME"
   | "default";
 
+/** Where an address came from, as a message about an unreachable address says it. */
+export const addressDescriptions: Record<AddressSource, string> = {
+  explicit: "the address option",
+  "stack config tfe:address": "stack config tfe:address",
+  "stack config tfe:hostname": "stack config tfe:hostname",
+  TFE_ADDRESS: "the TFE_ADDRESS environment variable",
+  TFE_HOSTNAME: "the TFE_HOSTNAME environment variable",
+  default: "the default: none of tfe:address, tfe:hostname, TFE_ADDRESS, TFE_HOSTNAME is set",
+};
+
 /**
  * Resolves address and token from, in order: explicit values, Pulumi stack config (`tfe:address` /
  * `tfe:hostname`, `tfe:token`), the environment (`TFE_ADDRESS`, `TFE_HOSTNAME`, `TFE_TOKEN`), and the Terraform

@@ -17,6 +17,12 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** No retry starts once this much time has passed since the first attempt. */
   maxElapsedMs: number;
+  /**
+   * The retry budget, instead of `maxElapsedMs`, of a service that has not answered once in this process and
+   * refuses the connection (or none can be made): a wrong or moved address does not start answering, so a command
+   * fails in seconds naming it, not after a minute of backoff. A service that answered before keeps the full budget.
+   */
+  firstContactMs: number;
 }
 
 export const defaultRetryPolicy: RetryPolicy = {
@@ -24,6 +30,7 @@ export const defaultRetryPolicy: RetryPolicy = {
   baseDelayMs: 250,
   maxDelayMs: 10_000,
   maxElapsedMs: 60_000,
+  firstContactMs: 3_000,
 };
 
 export interface TransportOptions {
@@ -35,6 +42,8 @@ export interface TransportOptions {
   rateLimiter: RateLimiter | null;
   /** PEM certificates trusted besides Node's own. */
   caCertificate?: string | undefined;
+  /** Where the address came from (`stack config tfe:address`), named when it cannot be reached. */
+  addressSource?: string | undefined;
 }
 
 type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -110,6 +119,8 @@ export class Transport {
   readonly #basePath: string;
   readonly #agent: Agent;
   readonly #options: Omit<TransportOptions, "token" | "address">;
+  /** Whether the service's origin has answered once (any status): see {@link RetryPolicy.firstContactMs}. */
+  #answered = false;
 
   constructor(options: TransportOptions) {
     const { token, address, ...rest } = options;
@@ -275,7 +286,11 @@ export class Transport {
         const code = errorCode(error);
         const notSent = notSentCodes.has(code);
         const waitMs = backoff(retry, attempt);
-        if ((notSent || (idempotent && transientCodes.has(code))) && mayRetry(waitMs)) {
+        const unreached = notSent && !this.#answered && origin === this.#origin;
+        const withinBudget = unreached
+          ? performance.now() - started + waitMs <= retry.firstContactMs && mayRetry(waitMs)
+          : mayRetry(waitMs);
+        if ((notSent || (idempotent && transientCodes.has(code))) && withinBudget) {
           await sleep(waitMs);
           continue;
         }
@@ -285,9 +300,17 @@ export class Transport {
           code,
           !notSent,
           attempt,
-          this.redact(describeConnectionError(error, origin, timeoutMs)),
+          this.redact(
+            describeConnectionError(
+              error,
+              origin,
+              timeoutMs,
+              origin === this.#origin ? this.#options.addressSource : "",
+            ),
+          ),
         );
       }
+      if (origin === this.#origin) this.#answered = true;
 
       rateLimiter?.answered(Number.parseFloat(headerValue(response.headers["x-ratelimit-limit"]) ?? ""));
       const status = response.statusCode;
@@ -402,8 +425,15 @@ const untrustedCertificateCodes = new Set([
   "CERT_UNTRUSTED",
 ]);
 
-function describeConnectionError(error: unknown, origin: string, timeoutMs: number): string {
+function describeConnectionError(
+  error: unknown,
+  address: string,
+  timeoutMs: number,
+  addressSource: string | undefined,
+): string {
   const code = errorCode(error);
+  // The address and where it came from: a moved server, or a setting recorded earlier, shows at once.
+  const origin = addressSource ? `${address} (the address from ${addressSource})` : address;
   if (untrustedCertificateCodes.has(code)) {
     return (
       `the certificate of ${origin} is not trusted by this process: trust its CA with tfe:caCertificate or ` +

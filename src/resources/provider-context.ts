@@ -140,13 +140,15 @@ export class ProviderContext {
         ? cause.status === 401 && sources.tokenSource === "stack config tfe:token" && "tfe:token"
         : sources.addressSource.startsWith("stack config ") && sources.addressSource.slice("stack config ".length);
     if (!setting) return error;
-    const command =
+    const thisCommand =
       operation === "read"
-        ? '"pulumi refresh --run-program" (or "pulumi preview --refresh --run-program")'
+        ? '"pulumi refresh --run-program" or "pulumi preview --refresh --run-program"'
         : '"pulumi destroy --run-program"';
     error.message +=
-      `. This used ${setting} as Pulumi recorded it at the last "pulumi up": refresh and destroy do not read the ` +
-      `stack config of now. If ${setting} changed since, run ${command} once, which also records the new value`;
+      `. This used ${setting} as Pulumi recorded it at the last "pulumi up": refresh, destroy and the refresh of ` +
+      `--refresh do not run the program, so they do not read the stack config of now. If ${setting} changed since, ` +
+      `run ${thisCommand} (or set PULUMI_RUN_PROGRAM=true, as CI should); "pulumi up" or "pulumi refresh ` +
+      '--run-program" records the new value for the commands after it';
     return error;
   }
 }

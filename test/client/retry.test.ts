@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TfeApiError, type TfeClient, TfeConnectionError } from "../../src/client/index";
+import { TfeApiError, TfeClient, TfeConnectionError } from "../../src/client/index";
 import {
   empty,
   fastRetry,
@@ -172,6 +172,29 @@ describe("connection refused", () => {
     const server = await startFaultServer(showPolicy(), port);
     await created;
     expect(server.requests.map((request) => request.method)).toEqual(["POST"]);
+  });
+});
+
+describe("an address that never answered", () => {
+  it("gives up once firstContactMs has passed, naming the address and the setting it came from", async () => {
+    const address = `http://127.0.0.1:${await freePort()}`;
+    const client = TfeClient.fromConfig({
+      stackConfig: { get: (key) => ({ address, token: "tfe-token-0123456789" })[key] },
+      rateLimit: false,
+      retry: { ...fastRetry, maxRetries: 10_000, maxElapsedMs: 600_000, firstContactMs: 0 },
+    });
+    const error = await rejection(() => operations.GET(client));
+    expect(error).toMatchObject({ code: "ECONNREFUSED", attempts: 1 });
+    expect((error as Error).message).toContain(`${address} (the address from stack config tfe:address) refused`);
+  });
+
+  it("keeps the whole retry budget once the service has answered: a restart is waited out", async () => {
+    const server = await startFaultServer(showPolicy());
+    const client = testClient(server.url, { retry: { ...fastRetry, maxRetries: 3, firstContactMs: 0 } });
+    await operations.GET(client);
+    await server.close();
+    const error = await rejection(() => operations.GET(client));
+    expect(error).toMatchObject({ code: "ECONNREFUSED", attempts: 4 });
   });
 });
 

@@ -145,7 +145,30 @@ describe.each([
     await project.run(["preview", "--refresh", "--expect-no-changes"]);
   }, 240_000);
 
-  it("after the server moved, refresh and destroy reach the new address", async () => {
+  it("after the server moved, up takes the new address at once and records it for refresh and preview --refresh", async () => {
+    const before = server.url;
+    await restart(newToken, 0);
+    await useCredentials({ address: server.url });
+
+    if (!viaEnvironment) {
+      // Refresh configures the provider as the last up recorded it: it fails in seconds, naming the address, the
+      // setting it came from and what to run, instead of retrying for a minute.
+      const stale = await project.run(["refresh", "--yes"], { allowFailure: true });
+      expect(stale.code).not.toBe(0);
+      expect(stale.output).toContain(`${new URL(before).origin} (the address from stack config tfe:address) refused`);
+      expect(stale.output).toMatch(/failed after [1-9] attempts?/);
+      expect(stale.output).toContain("PULUMI_RUN_PROGRAM=true");
+      // A command that runs the program takes the stack config of now.
+      await project.run(["refresh", "--yes", "--expect-no-changes"], { env: { PULUMI_RUN_PROGRAM: "true" } });
+    }
+    // Preview and up run the program: the new address at once, and up records it (its output says no change).
+    await project.run(["preview", "--expect-no-changes"]);
+    await project.run(["up", "--yes"]);
+    await project.run(["refresh", "--yes", "--expect-no-changes"]);
+    await project.run(["preview", "--refresh", "--expect-no-changes"]);
+  }, 240_000);
+
+  it("after the server moved again, destroy reaches the new address", async () => {
     await restart(newToken, 0);
     await useCredentials({ address: server.url });
 

@@ -105,9 +105,9 @@ describe('README\'s "Use it in your project", outside the repository', () => {
     const running = server as LocalServer;
     const logged = running.output().length;
     const output = await script(recipe, project, { ...env, TFE_TOKEN: token, TFE_ADDRESS: running.url });
-    expect(output).toMatch(/1 policy \(1 Sentinel, 0 OPA\)/);
-    // The stack, and the policy and the deprecation adopted as they are: nothing but reads reach the server.
-    expect(output).toMatch(/\+ 3 created/);
+    expect(output).toMatch(/1 policy \(1 Sentinel, 0 OPA\)\n\s+1 policy set\n/);
+    // The stack, and the policy, the set and the deprecation adopted as they are: nothing but reads reach the server.
+    expect(output).toMatch(/\+ 4 created/);
     const requests = running
       .output()
       .slice(logged)

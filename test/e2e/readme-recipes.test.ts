@@ -198,6 +198,7 @@ describe("README recipes, each in a fresh directory", () => {
       // The file's own settings, as written (its `uses:` steps, such as OPA's setup-opa, the test's PATH stands for).
       for (const [, name, value] of text.matchAll(/^ {2}(\w+): "([^"]*)"$/gm)) env[name as string] = value;
       expect(env.TFE_REQUIRE_CODE_CHECKS, `${file} makes a missing opa an error`).toBe("true");
+      expect(env.PULUMI_RUN_PROGRAM, `${file}: refresh takes the stack config of now`).toBe("true");
       for (const [name, commands] of ciJobs(text)) jobs.set(name, { commands, env });
     }
     // GitLab's jobs are the same commands; they run once, as GitHub's.

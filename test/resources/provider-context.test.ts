@@ -39,7 +39,10 @@ describe("a read or delete that a recorded token or address may explain", () => 
     const provider = configured(new PolicyProvider(), { "tfe:address": server.url, "tfe:token": "rotated-away-1" });
     const failure = provider.read("pol-abcdefghijklmnop", policyProps);
     await expect(failure).rejects.toThrow(/\(401\).*used tfe:token as Pulumi recorded it at the last "pulumi up"/);
-    await expect(failure).rejects.toThrow(/run "pulumi refresh --run-program" \(or "pulumi preview --refresh/);
+    await expect(failure).rejects.toThrow(
+      /run "pulumi refresh --run-program" or "pulumi preview --refresh --run-program"/,
+    );
+    await expect(failure).rejects.toThrow(/"pulumi up" or "pulumi refresh --run-program" records the new value/);
     await expect(failure).rejects.not.toThrow("rotated-away-1");
   });
 
@@ -55,7 +58,7 @@ describe("a read or delete that a recorded token or address may explain", () => 
     );
     const failure = provider.delete(deprecationId);
     await expect(failure).rejects.toThrow(/ECONNREFUSED.*used tfe:address as Pulumi recorded it/);
-    await expect(failure).rejects.toThrow(/run "pulumi destroy --run-program" once/);
+    await expect(failure).rejects.toThrow(/run "pulumi destroy --run-program" \(or set PULUMI_RUN_PROGRAM=true/);
   }, 60_000);
 
   it("adds nothing where the stack config did not give the setting, or the failure is not about it", async () => {
