@@ -110,9 +110,13 @@ function resolveAddressAndToken(inputs: ClientConfigInputs): Omit<ResolvedClient
     }
   }
 
+  // Terraform's own files, as read here (under this process's home directory): what login writes, and the CLI
+  // config file's credentials blocks.
+  const [loginFile, cliConfigFile] = [credentialsFiles.at(-1), nonEmpty(env.TF_CLI_CONFIG_FILE)];
   throw new TfeConfigError(
     `no API token for ${hostname}. Set one of: ${inputs.tokenWays ?? libraryTokenWays}; or run ` +
-      `"terraform login ${hostname}" so that ${credentialsFiles.join(" or ")} holds it`,
+      `"terraform login ${hostname}", which writes ${loginFile}` +
+      (cliConfigFile ? `; a credentials "${hostname}" block in ${cliConfigFile} (TF_CLI_CONFIG_FILE) is read too` : ""),
   );
 }
 

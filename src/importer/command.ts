@@ -5,7 +5,7 @@ import { defaultAddress, resolveClientConfig } from "../client/config";
 import type { RegistryModuleAddress } from "../client/registry";
 import { type PolicyKind, policyKinds } from "../contract/policies";
 import { collectDeprecations, collectPolicies, collectPolicySets, type ProgressReporter } from "./collect";
-import { installedLibrarySpec, specIsDirectory } from "./library-spec";
+import { installedLibrarySpec, specIsDirectory, vendoredTarball } from "./library-spec";
 import { type ImportSource, type Layout, layouts } from "./model";
 import { planProject } from "./plan";
 import { importUsage } from "./usage";
@@ -250,11 +250,14 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
   }
 
   const directory = resolve(command.out);
-  const librarySpec = command.librarySpec ?? installedLibrarySpec(directory);
+  const installedFrom = command.librarySpec ?? installedLibrarySpec(directory);
+  const vendored = vendoredTarball(installedFrom, directory);
+  const librarySpec = vendored?.spec ?? installedFrom;
   const { files, report } = planProject(source, command.layout, {
     spec: librarySpec,
     isDirectory: specIsDirectory(librarySpec, directory),
   });
+  if (vendored) files.set(vendored.path, vendored.bytes);
   const outcome = await writeProject(directory, files, {
     force: command.force,
     onWritten: (done, total) => io.progress.advance("writing files", done, total),

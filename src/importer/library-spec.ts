@@ -44,3 +44,21 @@ function relativeOrAbsolute(path: string, fromDir: string): string {
   const near = relative(resolve(fromDir), path);
   return near.split("/").filter((part) => part === "..").length <= 2 ? near || "." : path;
 }
+
+/**
+ * A tarball spec that names a file outside the generated project, copied into the project's `vendor/` instead:
+ * `file:../elsewhere/x.tgz` in `package.json` names a file a fresh CI runner does not have, so `npm ci` fails there
+ * (a warm npm cache hides it on the machine that imported). Undefined for every other spec.
+ */
+export function vendoredTarball(
+  spec: string,
+  projectDir: string,
+): { spec: string; path: string; bytes: Buffer } | undefined {
+  if (!spec.startsWith("file:") || !/\.(tgz|tar\.gz)$/.test(spec)) return undefined;
+  const path = resolve(projectDir, spec.slice("file:".length));
+  const inside = relative(resolve(projectDir), path);
+  if (!inside.startsWith("..") && !isAbsolute(inside)) return undefined;
+  if (!existsSync(path) || !statSync(path).isFile()) return undefined;
+  const file = `vendor/${basename(path)}`;
+  return { spec: `file:${file}`, path: file, bytes: readFileSync(path) };
+}

@@ -144,9 +144,17 @@ function projectReadme(source: ImportSource, report: ImportReport, library: Libr
     "",
     "## Next steps",
     "",
-    "1. Install the dependencies: `npm install`. pulumi-tfe-governance is on no package registry yet: `package.json`",
-    `   installs it from \`${library.spec}\`, where this import's copy came from. Point it at a tarball`,
-    "   (`npm pack` of the library), a git URL or a directory of the library if that one moves.",
+    "1. Install the dependencies: `npm install`. pulumi-tfe-governance is on no public registry yet: `package.json`",
+    ...(library.spec.startsWith("file:vendor/")
+      ? [
+          `   installs it from \`${library.spec}\`, a copy of the tarball this import's copy came from: commit`,
+          "   `vendor/` with `package.json` and `package-lock.json`, so that `npm ci` on a fresh CI runner finds it.",
+        ]
+      : [
+          `   installs it from \`${library.spec}\`, where this import's copy came from. If that moves, point it at a`,
+          "   tarball committed in this project (`vendor/`), a git URL or your private registry: not at a path",
+          "   outside the project, which a fresh CI runner does not have.",
+        ]),
     "2. Choose where Pulumi keeps the state and make a stack: `pulumi login` (or `pulumi login --local`), then",
     "   `pulumi stack init <name>`.",
     `3. ${credentialSteps(source).join("\n")}`,

@@ -70,7 +70,9 @@ describe("mistakes name the fix", () => {
     );
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/no API token for 127\.0\.0\.1:9\. Set one of: the TFE_TOKEN environment variable/);
-    expect(refused.stderr).toMatch(/terraform login 127\.0\.0\.1:9/);
+    expect(refused.stderr).toContain(
+      `"terraform login 127.0.0.1:9", which writes ${join(home, ".terraform.d", "credentials.tfrc.json")}`,
+    );
     expect(refused.stderr).not.toMatch(/token option|pulumi config/);
   });
 });

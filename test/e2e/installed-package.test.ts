@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
 import { docBlocks, freshEnv, repoRoot, run, script, substitute, succeeds } from "./doc-recipes";
@@ -98,6 +98,35 @@ describe('README\'s "Use it in your project", outside the repository', () => {
     expect((await deprecationOf("1.0.0"))?.reason).toMatch(/^Creates one NAT gateway per subnet/);
   }, 240_000);
 
+  it("on a fresh CI runner: the project's repository cloned into an empty directory installs with npm ci and an empty npm cache, and previews no change", async () => {
+    // The team's repository: what README says to commit, not node_modules.
+    await writeFile(join(project, ".gitignore"), "node_modules/\n");
+    const git = (args: string[], cwd: string) =>
+      succeeds("git", ["-c", "user.name=CI", "-c", "user.email=ci@example.com", ...args], cwd, env);
+    await git(["init", "--quiet"], project);
+    await git(["add", "--all"], project);
+    await git(["commit", "--quiet", "-m", "governance"], project);
+    const tracked = (await git(["ls-files"], project)).split("\n");
+    expect(tracked).toContain("vendor/pulumi-tfe-governance-0.1.0.tgz");
+    const manifest = JSON.parse(await readFile(join(project, "package.json"), "utf8"));
+    expect(manifest.dependencies["pulumi-tfe-governance"]).toBe("file:vendor/pulumi-tfe-governance-0.1.0.tgz");
+
+    const runner = join(work, "runner");
+    await git(["clone", "--quiet", project, runner], work);
+    const emptyCache = join(work, "runner-npm-cache");
+    await mkdir(emptyCache);
+    const runnerEnv = { ...env, npm_config_cache: emptyCache };
+    await succeeds("npm", ["ci", "--no-audit", "--no-fund"], runner, runnerEnv);
+    expect(await findPackages(join(runner, "node_modules"), "@pulumi/pulumi")).toHaveLength(1);
+    // The stack README's recipe made, from the clone: its config is committed, its state in the shared backend.
+    await succeeds(
+      "pulumi",
+      ["preview", "--stack", "dev", "--expect-no-changes", "--non-interactive"],
+      runner,
+      runnerEnv,
+    );
+  }, 600_000);
+
   it("docs/import.md's recipe writes a project that installs the same tarball and adopts with no change", async () => {
     const [block] = docBlocks("docs/import.md", "# Adopting an existing organization: `tfe-governance import`", "sh");
     let recipe = substitute(block as string, "--out governance", "--out ../imported");
@@ -115,9 +144,11 @@ describe('README\'s "Use it in your project", outside the repository', () => {
       .filter((line) => / (GET|POST|PATCH|DELETE) \//.test(line));
     expect(requests.length).toBeGreaterThan(0);
     expect(requests.filter((line) => !/ GET \//.test(line))).toEqual([]);
+    // The tarball this project installed, copied into the imported project: a path outside it would fail npm ci.
     const manifest = JSON.parse(await readFile(join(work, "imported", "package.json"), "utf8"));
-    const spec: string = manifest.dependencies["pulumi-tfe-governance"];
-    expect(resolve(work, "imported", spec.replace(/^file:/, ""))).toBe(tarball);
+    expect(manifest.dependencies["pulumi-tfe-governance"]).toBe("file:vendor/pulumi-tfe-governance-0.1.0.tgz");
+    const vendored = await readFile(join(work, "imported", "vendor", "pulumi-tfe-governance-0.1.0.tgz"));
+    expect(vendored.equals(await readFile(tarball))).toBe(true);
     expect(await findPackages(join(work, "imported", "node_modules"), "@pulumi/pulumi")).toHaveLength(1);
   }, 300_000);
 
@@ -175,10 +206,7 @@ describe('README\'s "Use it in your project", outside the repository', () => {
 });
 
 describe("other ways a team installs it", () => {
-  it.each([
-    ["a git URL (npm clones it and runs its prepare)", () => `git+file://${repoRoot}#${headCommit()}`, []],
-    ["a directory, copied as npm's install-links does", () => repoRoot, ["--install-links"]],
-  ])(
+  it.each([["a git URL (npm clones it and runs its prepare)", () => `git+file://${repoRoot}#${headCommit()}`, []]])(
     "from %s: dist/ and one @pulumi/pulumi",
     async (_way, spec, flags) => {
       const dir = await mkdtemp(join(tmpdir(), "installed-package-"));
@@ -201,6 +229,31 @@ describe("other ways a team installs it", () => {
     },
     300_000,
   );
+});
+
+describe("publishing to a private registry, as README says", () => {
+  it("npm publish --dry-run: no warning, and exactly the files npm pack puts in the tarball", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "publish-"));
+    try {
+      // A registry that takes a token: the dry run contacts none, and says what it would publish.
+      const userconfig = join(dir, ".npmrc");
+      await writeFile(userconfig, "//127.0.0.1:9/:_authToken=dry-run\n");
+      // --offline: a dry run against an address that answers nothing would wait out npm's retries of a version check.
+      const flags = ["--dry-run", "--json", "--ignore-scripts", "--offline"];
+      const publish = ["publish", ...flags, "--registry", "http://127.0.0.1:9/", "--userconfig", userconfig];
+      const published = await run("npm", publish, repoRoot, process.env);
+      expect(published.code, published.output).toBe(0);
+      expect(published.output).not.toMatch(/npm warn/i);
+      const stdout = (args: string[]) => execFileSync("npm", args, { cwd: repoRoot, encoding: "utf8", stdio: "pipe" });
+      const publishedFiles = (Object.values(JSON.parse(stdout(publish)))[0] as { files: { path: string }[] }).files;
+      const packed = JSON.parse(stdout(["pack", ...flags])) as { files: { path: string }[] }[];
+      const listed = packed[0]?.files.map((file) => file.path).sort();
+      expect(publishedFiles.map((file) => file.path).sort()).toEqual(listed);
+      expect(listed).toContain("dist/index.js");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 /**
