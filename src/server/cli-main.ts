@@ -73,7 +73,9 @@ async function main(): Promise<void> {
   const lines = [
     `tfe-governance-server listening on ${server.url}`,
     `download origin ${server.downloadOrigin}`,
-    `data ${values.data}`,
+    values.data !== ":memory:"
+      ? `data ${values.data} (kept across restarts)`
+      : "data in memory: lost when the server stops (--data FILE keeps it across restarts)",
     ...(tls?.certificateFile
       ? [
           `tls certificate ${tls.certificateFile} (self-signed, made at start): trust it with`,
@@ -86,6 +88,12 @@ async function main(): Promise<void> {
         `  ${token.token}  organizations: ${token.organizations.join(", ") || "(none)"}` +
         `${token.managePolicies ? "  manage-policies" : ""}${token.manageModules ? "  manage-modules" : ""}`,
     ),
+    ...server.inventory.flatMap(({ organization, policySets, workspaces, projects }) => [
+      `organization ${organization}:`,
+      `  policy sets: ${policySets.map((set) => `${set.id} ${set.name} (${set.kind})`).join(", ") || "(none)"}`,
+      `  workspaces: ${workspaces.map((workspace) => `${workspace.id} ${workspace.name}`).join(", ") || "(none)"}`,
+      `  projects: ${projects.map((project) => `${project.id} ${project.name}`).join(", ") || "(none)"}`,
+    ]),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
   const stop = () => {

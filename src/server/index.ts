@@ -66,6 +66,11 @@ export interface RunningServer {
   /** The first accepted token: the one to use when there is only one. */
   token: string;
   organizations: OrganizationRecord[];
+  /**
+   * What each organization held at start, for the ids a program names (`workspaceIds`, a set to join): its policy
+   * sets, workspaces and projects, by id and name (at most 50 of each).
+   */
+  inventory: OrganizationInventory[];
   /** The newest requests answered (method, path, route, status, duration); `requestLog.clear()` empties it. */
   requestLog: RequestLog;
   uploadMetrics: UploadMetrics;
@@ -73,6 +78,28 @@ export interface RunningServer {
   setFaults(plan: FaultPlan): void;
   /** Stops both origins and closes the database. */
   close(): Promise<void>;
+}
+
+export interface OrganizationInventory {
+  organization: string;
+  policySets: { id: string; name: string; kind: string }[];
+  workspaces: { id: string; name: string }[];
+  projects: { id: string; name: string }[];
+}
+
+const inventoryLimit = 50;
+
+function inventoryOf(storage: Storage): OrganizationInventory[] {
+  return storage.organizations().map(({ name: organization }) => {
+    const page = { organization, limit: inventoryLimit, offset: 0 };
+    const named = ({ id, name }: { id: string; name: string }) => ({ id, name });
+    return {
+      organization,
+      policySets: storage.listPolicySets(page).items.map(({ id, name, kind }) => ({ id, name, kind })),
+      workspaces: storage.listScopeTargets("workspaces", page).items.map(named),
+      projects: storage.listScopeTargets("projects", page).items.map(named),
+    };
+  });
 }
 
 /** Starts the API and its download origin; resolves once both listen. */
@@ -143,6 +170,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     tokens,
     token: tokens[0]?.token ?? "",
     organizations: storage.organizations(),
+    inventory: inventoryOf(storage),
     requestLog: log,
     uploadMetrics,
     setFaults: (plan) => faults.replace(plan),

@@ -89,6 +89,7 @@ describe("the tfe-governance-server bin", () => {
     const args = ["--port", "0", "--data", data, "--seed", seedFile, "--quiet"];
     const first = await launch(args);
     expect(first.output()).toContain(token);
+    expect(first.output()).toContain(`data ${data} (kept across restarts)`);
     const target = { url: first.url } as Parameters<typeof call>[0];
     const policy = await createPolicy(target, "acknowledged");
     const code = Buffer.alloc(200_000, "k");
@@ -105,6 +106,20 @@ describe("the tfe-governance-server bin", () => {
     const location = (await call(restarted, "GET", `/api/v2/policies/${policy.id}/download`)).headers.get("location")!;
     expect(Buffer.from(await (await fetch(location)).arrayBuffer()).equals(code)).toBe(true);
     second.child.kill("SIGTERM");
+  });
+
+  it("says its data is in memory without --data, and prints each organization's sets, workspaces and projects", async () => {
+    const started = await launch(["--port", "0", "--seed", "quickstart", "--quiet"]);
+    try {
+      const output = started.output();
+      expect(output).toContain("data in memory: lost when the server stops (--data FILE keeps it across restarts)");
+      expect(output).toContain("organization acme:");
+      expect(output).toContain("policy sets: polset-QuickstartBase1 baseline (sentinel)");
+      expect(output).toContain("workspaces: ws-QuickstartProd001 production");
+      expect(output).toContain("projects: (none)");
+    } finally {
+      started.child.kill("SIGTERM");
+    }
   });
 
   it("refuses a bad flag value with a message naming the flag", () => {
