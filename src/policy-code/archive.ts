@@ -32,6 +32,20 @@ export function collectFolder(directory: string): CollectedFolder {
   return { files, contentHash: hashFiles(files), externalLinks };
 }
 
+/**
+ * Each file by path, with its size and the start of its SHA-256: what a reviewer reads in `pulumi preview --diff`
+ * when a set's content changes (the files added, removed or changed), where the one content hash says only that.
+ */
+export function fileDigests(files: FolderFiles): Record<string, string> {
+  const digests: Record<string, string> = {};
+  for (const path of [...files.keys()].sort()) {
+    const bytes = files.get(path) as Uint8Array;
+    digests[path] =
+      `${bytes.byteLength} bytes, sha256 ${createHash("sha256").update(bytes).digest("hex").slice(0, 12)}`;
+  }
+  return digests;
+}
+
 export function hashFiles(files: FolderFiles): string {
   const hash = createHash("sha256");
   for (const path of [...files.keys()].sort()) {

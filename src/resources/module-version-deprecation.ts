@@ -2,12 +2,13 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import type { ModuleVersionAddress } from "../client/module-versions";
-import type { Deprecation } from "../client/registry";
+import type { Deprecation, RegistryModuleVersionSummary } from "../client/registry";
 import { isWebLink, semanticVersionPattern } from "../contract/limits";
 import { reasonWithoutNotice } from "../contract/module-versions";
 import { segmentProblem } from "../contract/paths";
 import { argumentFailures, outputSlots, propertiesThat, propertyTable } from "./property-table";
 import {
+  type CheckFailure,
   ContextProvider,
   changedProperties,
   checkOrganization,
@@ -174,9 +175,10 @@ function deprecatedAlreadyMessage(id: string, held: { reason: string }): string 
 /** Pulumi's provider for `ModuleVersionDeprecation`, run in the engine's dynamic-provider process through the shim. */
 export class ModuleVersionDeprecationProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
   private readonly listings = new SharedListings<Deprecation | null>();
+  private readonly versionListings = new Map<string, Promise<RegistryModuleVersionSummary[] | undefined>>();
 
   /** Every input rule, before any request; unknown values (preview) pass. */
-  async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
+  async check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
     const failures = argumentFailures(deprecationProperties, news, "ModuleVersionDeprecation");
     if (failures.length > 0) return { inputs: news, failures };
     checkOrganization(failures, news.organization);
@@ -213,7 +215,73 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
         reason: `link ${JSON.stringify(link)} is not a web address: use e.g. "https://example.com/upgrade", or leave it out`,
       });
     }
-    return { inputs: { ...news, link: link ?? null, adoptExisting: news.adoptExisting === true }, failures };
+    const inputs = { ...news, link: link ?? null, adoptExisting: news.adoptExisting === true };
+    await this.checkVersionHeld(failures, olds, inputs);
+    return { inputs, failures };
+  }
+
+  /**
+   * At preview, what `up` would find: the version in the module's list of versions, and not deprecated already
+   * (unless adopted). Read only for a version the resource does not hold yet, once per module however many
+   * resources name it.
+   */
+  private async checkVersionHeld(
+    failures: CheckFailure[],
+    olds: Record<string, unknown>,
+    inputs: Record<string, unknown>,
+  ): Promise<void> {
+    const { organization, moduleName, moduleProvider, version } = inputs;
+    const known = [organization, moduleName, moduleProvider, version].every(
+      (value) => typeof value === "string" && !isUnknown(value),
+    );
+    if (failures.length > 0 || !known || isUnknown(inputs.adoptExisting)) return;
+    const held = ["organization", "moduleName", "moduleProvider", "version"].every((key) =>
+      sameIgnoringCase(olds[key], inputs[key]),
+    );
+    if (held) return;
+    const address = addressOf(inputs as unknown as ModuleVersionDeprecationInputs);
+    const versions = await this.moduleVersions(address);
+    const module = `${address.organization}/${address.name}/${address.provider}`;
+    if (!versions) {
+      failures.push({
+        property: "moduleName",
+        reason:
+          `module ${module} is not in the private registry of "${address.organization}", or this token cannot see ` +
+          "it: check moduleName and moduleProvider (and the token, which needs access to the organization's modules)",
+      });
+      return;
+    }
+    const entry = versions.find((candidate) => candidate.version === address.version);
+    if (!entry) {
+      const listed = versions.map((candidate) => candidate.version);
+      failures.push({
+        property: "version",
+        reason:
+          `version ${address.version} of module ${module} does not exist` +
+          (listed.length > 0 ? `: it has ${listed.slice(-20).join(", ")}` : ": the module has no versions"),
+      });
+      return;
+    }
+    if (entry.deprecation && !inputs.adoptExisting) {
+      failures.push({ property: "", reason: deprecatedAlreadyMessage(deprecationId(address), entry.deprecation) });
+    }
+  }
+
+  /** A module's versions as the registry lists them, or undefined where it answers 404; read once per module. */
+  private moduleVersions(address: ModuleVersionAddress): Promise<RegistryModuleVersionSummary[] | undefined> {
+    const key = [address.organization, address.name, address.provider].join("/").toLowerCase();
+    let versions = this.versionListings.get(key);
+    if (!versions) {
+      versions = this.context.client.registry
+        .listModuleVersions({ namespace: address.organization, name: address.name, provider: address.provider })
+        .catch((error: unknown) => {
+          if (error instanceof TfeApiError && error.status === 404) return undefined;
+          this.versionListings.delete(key);
+          throw error;
+        });
+      this.versionListings.set(key, versions);
+    }
+    return versions;
   }
 
   async diff(

@@ -25,10 +25,11 @@ export class PolicyFolderManifestProvider extends ContextProvider implements pul
     const weakenings = folderWeakenings(inputs.kind, previous.policies, inputs.policies);
     if (weakenings.length === 0) return { inputs };
     const failures: CheckFailure[] = [];
-    this.context.refuseWeakeningUnlessAllowed(failures, {
+    await this.context.refuseWeakeningUnlessAllowed(failures, {
       subject: "the policy folder's change",
       weakenings,
       allowedOnResource: inputs.allowWeakening,
+      urn: news.__urn,
     });
     return { inputs, failures };
   }

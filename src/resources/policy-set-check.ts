@@ -7,7 +7,7 @@ import type { PolicySetScope } from "../client/policy-sets";
 import { maxNameLength } from "../contract/limits";
 import { type PolicyKind, policyKinds, policyNamePattern, weakensEnforcement } from "../contract/policies";
 import { policySetArchiveSizeProblem } from "../contract/policy-sets";
-import { archiveSize, collectFolder, hashFiles, packFiles } from "../policy-code/archive";
+import { archiveSize, collectFolder, fileDigests, hashFiles, packFiles } from "../policy-code/archive";
 import { Opa } from "../policy-code/opa";
 import { bringInOutsideSources, type WithOutsideSources } from "../policy-code/outside-sources";
 import {
@@ -27,8 +27,10 @@ import {
   checkOrganization,
   type IdShape,
   isUnknown,
+  NameListings,
   type ProviderContext,
   sameValue,
+  takenNameHolder,
 } from "./provider-context";
 
 /**
@@ -88,7 +90,12 @@ export class PolicySetChecker {
    */
   readonly packedArchives = new Map<string, Buffer>();
 
-  constructor(private readonly context: ProviderContext) {}
+  /** The names of each organization's sets, listed once however many sets are created or renamed. */
+  private readonly names: NameListings;
+
+  constructor(private readonly context: ProviderContext) {
+    this.names = new NameListings((organization) => context.client.policySets.listAll(organization));
+  }
 
   /** Every input rule and the whole folder, before any write; unknown values (preview) pass. */
   async check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
@@ -164,9 +171,23 @@ export class PolicySetChecker {
       });
     }
     inputs.overridable = kind === "sentinel" && !inputs.agentEnabled ? null : news.overridable === true;
-    inputs.parameters = this.checkParameters(failures, kind, news.parameters, folder.summary);
+    const notes: string[] = [];
+    inputs.parameters = this.checkParameters(failures, notes, kind, news.parameters, folder.summary);
+    for (const note of notes) await this.context.warn(news.__urn, note);
     await this.checkScopeIdsExist(failures, olds, inputs);
     await this.checkWeakening(failures, olds, inputs, folder.compared === true);
+    const holder = await takenNameHolder(failures, olds, inputs, this.names);
+    if (holder && !inputs.adoptExisting) {
+      failures.push({
+        property: "name",
+        reason: setNameTakenMessage(inputs as { name: string; organization: string }, holder.id),
+      });
+    } else if (holder && holder.kind !== kind) {
+      failures.push({
+        property: "kind",
+        reason: `cannot adopt policy set "${String(inputs.name)}" (${holder.id}): its kind is ${holder.kind}, and this resource declares kind ${kind}`,
+      });
+    }
     return { inputs, failures };
   }
 
@@ -181,6 +202,7 @@ export class PolicySetChecker {
     inputs: Record<string, unknown>,
   ): Promise<FolderCheck> {
     inputs.contentHash = null;
+    inputs.contentFiles = {};
     inputs.folderPolicies = {};
     const checkout = String(news.vcsCheckout);
     const fail = (reason: string) =>
@@ -235,6 +257,7 @@ export class PolicySetChecker {
     inputs: Record<string, unknown>,
   ): Promise<FolderCheck> {
     inputs.contentHash = null;
+    inputs.contentFiles = {};
     inputs.folderPolicies = {};
     const directory = news.directory;
     if (directory === undefined || isUnknown(directory)) {
@@ -263,17 +286,20 @@ export class PolicySetChecker {
     if (prepared.problems.length > 0) return { readable: false };
     const { files, kind } = prepared;
     inputs.contentHash = prepared.contentHash;
+    inputs.contentFiles = fileDigests(files);
     if (prepared.contentHash !== olds.contentHash) {
       // What a reviewer should see: the upload carries these files from outside the folder.
       const label = `policy set "${String(news.name)}": directory ${directory}`;
       for (const link of prepared.externalLinks) {
-        console.error(
-          `note: ${label}: ${link.path} links out of the folder, to ${link.target}; its content is uploaded`,
+        await this.context.warn(
+          news.__urn,
+          `${label}: ${link.path} links out of the folder, to ${link.target}; its content is uploaded`,
         );
       }
       for (const brought of prepared.broughtIn) {
-        console.error(
-          `note: ${label}: source ${brought.source} is outside the folder; ${brought.from} is uploaded as ${brought.path}`,
+        await this.context.warn(
+          news.__urn,
+          `${label}: source ${brought.source} is outside the folder; ${brought.from} is uploaded as ${brought.path}`,
         );
       }
       const archive = packFiles(files);
@@ -348,6 +374,7 @@ export class PolicySetChecker {
    */
   private checkParameters(
     failures: CheckFailure[],
+    warnings: string[],
     kind: PolicyKind,
     given: unknown,
     folder: PolicySetFolderSummary | undefined,
@@ -371,8 +398,8 @@ export class PolicySetChecker {
       }
       checked[key] = { value, sensitive: sensitive === true };
       if (folder && !folder.params.includes(key)) {
-        console.error(
-          `warning: policy set: parameters.${key}: the folder declares no param "${key}" in sentinel.hcl, so no policy reads it`,
+        warnings.push(
+          `policy set: parameters.${key}: the folder declares no param "${key}" in sentinel.hcl, so no policy reads it`,
         );
       }
       if (namesCredential(key) && sensitive !== true) {
@@ -503,10 +530,11 @@ export class PolicySetChecker {
     }
     // A replacement of another kind that loses nothing (an empty set) weakens nothing.
     if (weakenings.length === 1 && fromKind !== toKind) return;
-    this.context.refuseWeakeningUnlessAllowed(failures, {
+    await this.context.refuseWeakeningUnlessAllowed(failures, {
       subject: `policy set "${String(inputs.name)}"`,
       weakenings,
       allowedOnResource: inputs.allowWeakening === true,
+      urn: inputs.__urn,
     });
   }
 
@@ -616,6 +644,16 @@ function checkVcs(failures: CheckFailure[], news: Record<string, unknown>, input
     oauthTokenId: oauthTokenId ?? null,
     githubAppInstallationId: githubAppInstallationId ?? null,
   };
+}
+
+/** The refusal of a taken set name, with every way out: each fits another cause. */
+export function setNameTakenMessage(inputs: { name: string; organization: string }, id: string | undefined): string {
+  return (
+    `a policy set named "${inputs.name}" already exists in organization "${inputs.organization}"` +
+    `${id ? ` (${id})` : ""}, and this resource did not create it. If the resource was renamed, give it its old name ` +
+    "with the aliases resource option; to manage that set here, set adoptExisting: true; if a killed pulumi up " +
+    "created it, run npx tfe-governance pending-creates --apply; else choose another name"
+  );
 }
 
 /** A list of service ids, with what it must look like. */

@@ -89,6 +89,8 @@ export interface PolicySetInputs extends Required<PolicySetScope> {
   directory?: string;
   /** SHA-256 over the folder's paths and bytes (what a version holds); null for a set of policies. */
   contentHash: string | null;
+  /** Each file of the folder's version by path, with its size and hash: the diff of a content change names files. */
+  contentFiles: Record<string, string>;
   /** Each policy block's label and level: what a later change is compared with. */
   folderPolicies: Record<string, string>;
   policyIds: string[];
@@ -129,6 +131,7 @@ export const policySetProperties = propertyTable<PolicySetArgs>()({
   kind: { argument: "string", change: "replaces", output: true },
   directory: { argument: "string", change: "none", output: true },
   contentHash: { change: "updates", output: true },
+  contentFiles: { change: "none", output: true },
   folderPolicies: { change: "none", output: true },
   policyIds: { argument: "string list", change: "updates", output: true },
   vcsRepo: { argument: "object", change: "updates", output: true },

@@ -5,7 +5,7 @@ import { TfeApiError } from "../client/errors";
 import type { CreatePolicySetOptions, PolicySet as ServicePolicySet } from "../client/policy-sets";
 import type { PolicyKind } from "../contract/policies";
 import { packFiles } from "../policy-code/archive";
-import { PolicySetChecker, prepareFolder } from "./policy-set-check";
+import { PolicySetChecker, prepareFolder, setNameTakenMessage } from "./policy-set-check";
 import {
   type AppliedScope,
   appliedProperties,
@@ -82,8 +82,9 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     const deleteBeforeReplace =
       replaces.length > 0 && olds.name === news.name && olds.organization === news.organization;
     if (deleteBeforeReplace) {
-      console.error(
-        `warning: policy set "${news.name}" is replaced (${replaces.join(", ")} changed): the service holds one set ` +
+      await this.context.warn(
+        (news as unknown as Record<string, unknown>).__urn,
+        `policy set "${news.name}" is replaced (${replaces.join(", ")} changed): the service holds one set ` +
           "of a name, so the old set is deleted before the new one is made, and no set of that name enforces in " +
           "between. To make the new set first, give it another name in the same change",
       );
@@ -100,6 +101,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       parameterIds: {} as Record<string, string>,
       currentVersionId: policySet.currentVersionId,
       contentHash: null as string | null,
+      contentFiles: {} as Record<string, string>,
       folderPolicies: {} as Record<string, string>,
     };
     try {
@@ -121,6 +123,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
           labelOf(inputs),
         );
         held.contentHash = inputs.contentHash;
+        held.contentFiles = inputs.contentFiles;
         held.folderPolicies = inputs.folderPolicies;
       }
       return { id: policySet.id, outs: outputsOf(inputs, policySet.id, held) };
@@ -160,12 +163,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
         if (!(error instanceof TfeApiError && error.status === 422 && error.invalidAttributes.includes("name")))
           throw error;
         const existing = await findSetByName(client, inputs.organization, inputs.name);
-        throw new Error(
-          `a policy set named "${inputs.name}" already exists in organization "${inputs.organization}"` +
-            `${existing ? ` (${existing.id})` : ""}, and this resource did not create it. If the resource was renamed, ` +
-            "give it its old name with the aliases resource option; to manage that set here, set adoptExisting: true; " +
-            "if a killed pulumi up created it, run npx tfe-governance pending-creates --apply; else choose another name",
-        );
+        throw new Error(setNameTakenMessage(inputs, existing?.id));
       }
     }
     const existing = await findSetByName(client, inputs.organization, inputs.name);
@@ -177,7 +175,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     }
     if (existing.kind !== inputs.kind) {
       throw new Error(
-        `cannot adopt policy set "${inputs.name}": it is a ${existing.kind} set and kind is ${inputs.kind}`,
+        `cannot adopt policy set "${inputs.name}": its kind is ${existing.kind}, and this resource declares kind ${inputs.kind}`,
       );
     }
     this.context.claimed.set(existing.id, "adopted");
@@ -227,6 +225,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
         policySet.currentVersionId !== declared.currentVersionId
           ? `changed outside Pulumi: current version ${policySet.currentVersionId ?? "none"}`
           : (declared.contentHash ?? null),
+      contentFiles: declared.contentFiles ?? {},
       folderPolicies: declared.folderPolicies ?? {},
     };
     const declaredInputs = { ...declared, kind: policySet.kind } as PolicySetInputs;
@@ -243,6 +242,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       parameterIds: olds.parameterIds ?? {},
       currentVersionId: olds.currentVersionId,
       contentHash: olds.contentHash,
+      contentFiles: olds.contentFiles ?? {},
       folderPolicies: olds.folderPolicies ?? {},
     };
     try {
@@ -251,6 +251,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       if (news.directory !== undefined && olds.contentHash !== news.contentHash) {
         held.currentVersionId = await uploadVersion(client, id, await this.archiveFor(news), labelOf(news));
         held.contentHash = news.contentHash;
+        held.contentFiles = news.contentFiles;
         held.folderPolicies = news.folderPolicies;
       }
       const before = held.shape;
@@ -340,6 +341,7 @@ function outputsOf(
     parameterIds: Record<string, string>;
     currentVersionId: string | null;
     contentHash: string | null;
+    contentFiles: Record<string, string>;
     folderPolicies: Record<string, string>;
   },
   applied?: AppliedScope,
@@ -350,6 +352,7 @@ function outputsOf(
     ...(declared.directory !== undefined ? { directory: declared.directory } : {}),
     ...held.shape,
     contentHash: held.contentHash,
+    contentFiles: held.contentFiles,
     folderPolicies: held.folderPolicies,
     parameters: held.parameters,
     adoptExisting: declared.adoptExisting ?? false,
@@ -394,11 +397,13 @@ function policySetAccess(client: TfeClient): ObjectAccess {
 
 /**
  * Each parameter with whether it is a secret, so the provider (which sees plain values) sends secrets as sensitive.
- * Parameters given as one output are all sensitive when that output is a secret.
+ * Parameters given as one output are all sensitive when that output is a secret. Given one by one, each stays an
+ * output of its own in a plain map, so only a secret one is secret in state and in `--diff` (the map wrapped in one
+ * output would be secret whole, and hide a plain value's change).
  */
 function parametersWithSensitivity(
   parameters: PolicySetArgs["parameters"],
-): pulumi.Input<Record<string, ParameterState>> | undefined {
+): pulumi.Input<Record<string, pulumi.Input<ParameterState>>> | undefined {
   if (parameters === undefined) return undefined;
   const secretness = (value: pulumi.Input<unknown>) =>
     pulumi.Output.isInstance(value) ? pulumi.output(pulumi.isSecret(value as pulumi.Output<unknown>)) : false;
@@ -410,13 +415,11 @@ function parametersWithSensitivity(
         Object.fromEntries(Object.entries(values ?? {}).map(([key, value]) => [key, { value, sensitive }])),
       );
   }
-  return pulumi.all(
-    Object.fromEntries(
-      Object.entries(parameters).map(([key, value]) => [
-        key,
-        pulumi.all([value, secretness(value)]).apply(([text, sensitive]) => ({ value: text, sensitive })),
-      ]),
-    ),
+  return Object.fromEntries(
+    Object.entries(parameters).map(([key, value]) => [
+      key,
+      pulumi.all([value, secretness(value)]).apply(([text, sensitive]) => ({ value: text, sensitive })),
+    ]),
   );
 }
 
@@ -432,6 +435,8 @@ export class PolicySet extends ShimResource {
   declare readonly directory: pulumi.Output<string | undefined>;
   /** SHA-256 over the folder's paths and bytes: what the current version holds. */
   declare readonly contentHash: pulumi.Output<string | null>;
+  /** Each file of the folder's current version by path: `<bytes> bytes, sha256 <first 12 hex digits>`. */
+  declare readonly contentFiles: pulumi.Output<Record<string, string>>;
   declare readonly policyIds: pulumi.Output<string[]>;
   declare readonly global: pulumi.Output<boolean>;
   declare readonly workspaceIds: pulumi.Output<string[]>;

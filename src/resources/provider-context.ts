@@ -3,6 +3,7 @@ import { TfeClient } from "../client/client";
 import { resolveClientConfig } from "../client/config";
 import { TfeApiError, TfeConnectionError } from "../client/errors";
 import { segmentProblem } from "../contract/paths";
+import { EngineLog } from "./engine-log";
 
 /** The value Pulumi puts in inputs that are not known yet (outputs of other resources during preview). */
 export const unknownValue = pulumi.runtime.unknownValue;
@@ -47,15 +48,15 @@ export class ProviderContext {
    * allowed (on the resource, the stack, or for one run), let through with a warning naming the resource. The
    * failure has no property, so Pulumi prints it as the resource's problem and never prints an input's value.
    */
-  refuseWeakeningUnlessAllowed(
+  async refuseWeakeningUnlessAllowed(
     failures: CheckFailure[],
-    weakening: { subject: string; weakenings: string[]; allowedOnResource: boolean },
-  ): void {
-    const { subject, weakenings, allowedOnResource } = weakening;
+    weakening: { subject: string; weakenings: string[]; allowedOnResource: boolean; urn: unknown },
+  ): Promise<void> {
+    const { subject, weakenings, allowedOnResource, urn } = weakening;
     if (weakenings.length === 0) return;
     const change = `${subject} weakens governance: ${weakenings.join("; ")}`;
     if (allowedOnResource || this.allowWeakening) {
-      console.error(`warning: ${change} (allowed by allowWeakening)`);
+      await this.warn(urn, `${change} (allowed by allowWeakening)`);
       return;
     }
     failures.push({
@@ -87,6 +88,16 @@ export class ProviderContext {
       `warning: ${what} was not checked: ${why}. Install OPA to check it at preview (docs/ci.md), and set ` +
         "tfe:requireCodeChecks true (or TFE_REQUIRE_CODE_CHECKS=true in CI) to make a missing checker an error",
     );
+  }
+
+  private readonly engineLog = new EngineLog();
+
+  /**
+   * A warning about the resource of `urn` (its inputs' `__urn`): Pulumi shows it under that resource; without a URN,
+   * on stderr, where Pulumi shows it under the stack.
+   */
+  warn(urn: unknown, message: string): Promise<void> {
+    return this.engineLog.warn(urn, message);
   }
 
   /** Whether a create of this operation adopted `id`: then it is another resource's now, not to be deleted. */
@@ -151,6 +162,77 @@ export class ProviderContext {
       '--run-program" records the new value for the commands after it';
     return error;
   }
+}
+
+/** An object of an organization, as a listing names it. */
+export interface NamedObject {
+  id: string;
+  name: string;
+  kind: string;
+}
+
+/**
+ * The names an organization's objects of one kind (policies, policy sets) hold, listed once per operation: every
+ * create and rename checks its name there at preview, for one listing (a page per 100 objects) however many check.
+ * The provider process lives for one operation, so the listing is as fresh as the preview.
+ */
+export class NameListings {
+  private readonly listings = new Map<string, Promise<ReadonlyMap<string, NamedObject>>>();
+  /**
+   * Names that resources of this stack held before the operation, as their checks showed. A replacement is checked
+   * twice, the second time as a create (no old inputs): the name it finds held there is its own old object's.
+   */
+  private readonly heldByStack = new Set<string>();
+
+  /** Records that a resource of this stack holds `name` (its check had old inputs). */
+  heldHere(organization: string, name: string): void {
+    this.heldByStack.add(`${organization}\0${name}`);
+  }
+
+  isHeldHere(organization: string, name: string): boolean {
+    return this.heldByStack.has(`${organization}\0${name}`);
+  }
+
+  constructor(private readonly list: (organization: string) => AsyncIterable<NamedObject>) {}
+
+  async holder(organization: string, name: string): Promise<NamedObject | undefined> {
+    let listing = this.listings.get(organization);
+    if (!listing) {
+      listing = (async () => {
+        const names = new Map<string, NamedObject>();
+        for await (const object of this.list(organization)) names.set(object.name, object);
+        return names;
+      })();
+      // A failed listing is not kept: the next check asks again, and says why it failed itself.
+      listing.catch(() => this.listings.delete(organization));
+      this.listings.set(organization, listing);
+    }
+    return (await listing).get(name);
+  }
+}
+
+/**
+ * At preview, the object that already holds the name a create (or a rename) would take, unless the resource adopts
+ * what it finds: the service refuses the name at apply, so a pull request's preview must fail instead.
+ * `holder` answers from {@link NameListings}; nothing is read when the name, the organization or the adoption is
+ * not known yet, or when there are failures already. A name a resource of this stack held before is passed: the
+ * engine checks a replacement a second time as a create, and its old object still holds the name then.
+ */
+export async function takenNameHolder(
+  failures: CheckFailure[],
+  olds: Record<string, unknown>,
+  inputs: Record<string, unknown>,
+  names: NameListings,
+): Promise<NamedObject | undefined> {
+  if (typeof olds.name === "string" && typeof olds.organization === "string") {
+    names.heldHere(olds.organization, olds.name);
+  }
+  const { name, organization, adoptExisting } = inputs;
+  if (failures.length > 0 || typeof name !== "string" || typeof organization !== "string") return undefined;
+  if (isUnknown(name) || isUnknown(organization) || isUnknown(adoptExisting)) return undefined;
+  if (olds.name === name && olds.organization === organization) return undefined;
+  if (names.isHeldHere(organization, name)) return undefined;
+  return names.holder(organization, name);
 }
 
 /**

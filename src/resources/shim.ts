@@ -32,7 +32,10 @@ export abstract class ShimResource extends pulumi.CustomResource {
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     try {
-      super(`pulumi-nodejs:dynamic/tfe:${type}`, name, { ...props, __provider: providerSource(type) }, opts);
+      const token = `pulumi-nodejs:dynamic/tfe:${type}`;
+      // The resource's URN, for the provider's warnings to be shown under it (see EngineLog); an internal input
+      // (`__`), so no diff shows it and no change of it updates anything.
+      super(token, name, { ...props, __provider: providerSource(type), __urn: urnOf(name, token, opts) }, opts);
     } catch (error) {
       Error.stackTraceLimit = stackTraceLimit;
       if (error instanceof Error) Error.captureStackTrace(error);
@@ -41,4 +44,13 @@ export abstract class ShimResource extends pulumi.CustomResource {
       Error.stackTraceLimit = stackTraceLimit;
     }
   }
+}
+
+/**
+ * The URN the resource will have, as a promise rather than an output: an output of the parent's URN would make the
+ * resource depend on its parent, and depending on a component waits for every child of it, this one included.
+ */
+function urnOf(name: string, token: string, opts: pulumi.CustomResourceOptions | undefined): Promise<string> {
+  const urn = pulumi.createUrn(name, token, opts?.parent) as unknown as { promise(): Promise<string> };
+  return urn.promise();
 }

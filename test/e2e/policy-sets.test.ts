@@ -1,4 +1,4 @@
-import { cpSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
@@ -27,7 +27,7 @@ const workspaces = JSON.parse(config.get("workspaces") ?? '["${production}"]');
 const baseline = new PolicySet("baseline", {
   directory: "sentinel-baseline",
   workspaceIds: workspaces,
-  parameters: { max_instances: "10", api_token: config.requireSecret("apiToken") },
+  parameters: { max_instances: config.get("maxInstances") ?? "10", api_token: config.requireSecret("apiToken") },
   allowWeakening: config.getBoolean("allowWeakening") ?? false,
 });
 const network = new PolicySet("network", { directory: "opa-network", workspaceIds: ["${production}"] });
@@ -138,6 +138,30 @@ policy "from-the-policy-library" {
     expect(after.baseline.version).not.toBe(before.baseline.version);
     expect(after.network).toEqual(before.network);
   }, 300_000);
+
+  it("preview --diff names each file a content change touches, and a plain parameter's change beside a secret one", async () => {
+    const module = folder("modules/tfplan-functions.sentinel");
+    const held = readFileSync(module, "utf8");
+    writeFileSync(module, `${held}# edited again\n`);
+    writeFileSync(folder("NOTES.md"), "Why these policies\n");
+    await project.run(["config", "set", "maxInstances", "12"]);
+    try {
+      const preview = await project.run(["preview", "--diff"]);
+      const shown = preview.stdout;
+      expect(shown).toMatch(/~ "?modules\/tfplan-functions\.sentinel"?\s*:/);
+      expect(shown).toMatch(/\+ "?NOTES\.md"?\s*:/);
+      // Only those two: the other files of the folder are no change.
+      expect(shown.match(/^\s*[~+-] "?[\w/.-]+\.(sentinel|hcl|json|md)"?\s*:/gm)).toHaveLength(2);
+      expect(shown).toMatch(/max_instances[\s\S]*?"10"\s*=>\s*"12"/);
+      expect(shown).toMatch(/api_token\s*:\s*\[secret\]/);
+      expect(preview.output).not.toContain(secretValue);
+    } finally {
+      writeFileSync(module, held);
+      rmSync(folder("NOTES.md"));
+      await project.run(["config", "rm", "maxInstances"]);
+    }
+    await project.run(["preview", "--expect-no-changes"]);
+  }, 180_000);
 
   it("fails preview on a broken folder naming the file, with no request that changes anything", async () => {
     const config = readFileSync(folder("sentinel.hcl"), "utf8");

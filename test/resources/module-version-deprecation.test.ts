@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client/index";
 import {
   type ModuleVersionDeprecationInputs,
@@ -95,7 +95,31 @@ async function failureOf(promise: Promise<unknown>): Promise<Error> {
 }
 
 describe("ModuleVersionDeprecationProvider.check", () => {
+  // Check reads the module's versions at preview: a server that holds every version these inputs name.
   const provider = new ModuleVersionDeprecationProvider();
+  let server: RunningServer;
+  const clients: TfeClient[] = [];
+  beforeAll(async () => {
+    server = await startServer({
+      seed: {
+        organizations: [{ name: plusOrganization, plus: true }],
+        tokens: [{ token, organizations: [plusOrganization], managePolicies: true, manageModules: true }],
+        modules: [
+          {
+            organization: plusOrganization,
+            name: "vpc",
+            provider: "aws",
+            versions: ["1.0.0", "1.2.3", "1.2.3-rc.1", "10.20.30+build.7"],
+          },
+        ],
+      },
+    });
+    provider.context.useClient(clientFor(server, clients));
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close()));
+    await server.close();
+  });
   const failedProperties = async (news: Record<string, unknown>) =>
     (await provider.check({}, news)).failures?.map((failure) => failure.property) ?? [];
 
@@ -177,6 +201,46 @@ describe("ModuleVersionDeprecationProvider.check", () => {
     expect(result.failures?.map((failure) => failure.property).sort()).toEqual(
       ["link", "moduleName", "moduleProvider", "organization", "reason", "version"].sort(),
     );
+  });
+
+  it("fails preview for a version the module does not have, listing the ones it has", async () => {
+    const result = await provider.check({}, inputs({ version: "1.3.0" }));
+    expect(result.failures).toEqual([
+      {
+        property: "version",
+        reason:
+          "version 1.3.0 of module acme/vpc/aws does not exist: it has 1.0.0, 1.2.3, 1.2.3-rc.1, 10.20.30+build.7",
+      },
+    ]);
+  });
+
+  it("fails preview for a module the registry does not hold, naming moduleName and moduleProvider", async () => {
+    const result = await provider.check({}, inputs({ moduleName: "vcp" }));
+    expect(result.failures).toEqual([
+      { property: "moduleName", reason: expect.stringContaining("module acme/vcp/aws is not in the private registry") },
+    ]);
+  });
+
+  it("fails preview for a version deprecated by someone else, unless adopted; reads nothing for a held version", async () => {
+    const outside = clientFor(server, clients);
+    await outside.moduleVersions.deprecate({
+      organization: plusOrganization,
+      name: "vpc",
+      provider: "aws",
+      version: "1.2.3",
+      reason: "Deprecated by the network team",
+    });
+    const fresh = new ModuleVersionDeprecationProvider();
+    fresh.context.useClient(clientFor(server, clients));
+    const refused = await fresh.check({}, inputs({ version: "1.2.3" }));
+    expect(refused.failures).toEqual([
+      { property: "", reason: expect.stringContaining("module version acme/vpc/aws/1.2.3 is already deprecated") },
+    ]);
+    expect((await fresh.check({}, inputs({ version: "1.2.3", adoptExisting: true }))).failures).toEqual([]);
+    // The resource holds the version already: its own deprecation is no reason to fail, and nothing is read.
+    server.requestLog.clear();
+    expect((await fresh.check(inputs({ version: "1.2.3" }), inputs({ version: "1.2.3" }))).failures).toEqual([]);
+    expect(server.requestLog.entries()).toEqual([]);
   });
 
   it("lets values unknown during preview pass", async () => {

@@ -85,7 +85,10 @@ describe("PolicySet check: the folder and the arguments at preview, before any r
     });
     const opa = await checked({ directory: join(examples, "opa-network") });
     expect(opa).toMatchObject({ kind: "opa", agentEnabled: true, overridable: false });
-    expect(server.requestLog.entries()).toEqual([]);
+    // Nothing but the one listing of set names that every create of the operation checks its name against.
+    expect(server.requestLog.entries().map((entry) => `${entry.method} ${entry.route}`)).toEqual([
+      "GET /api/v2/organizations/:organization/policy-sets",
+    ]);
   });
 
   it("hashes paths and bytes only: touching every file changes nothing; editing one byte does", async () => {
@@ -424,9 +427,25 @@ describe("PolicySet against the local server", () => {
     expect(diff.changes).toBe(true);
   });
 
+  it("fails preview for a taken name unless adoptExisting, and for adopting a set of the other kind", async () => {
+    const theirs = await client.policySets.create(organization, { name: "baseline", kind: "opa" });
+    expect(await reasons({})).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^name: a policy set named "baseline" already exists in organization "acme" \\(${theirs.id}\\).*aliases.*adoptExisting: true`,
+        ),
+      ),
+    ]);
+    expect(await reasons({ adoptExisting: true })).toEqual([
+      `kind: cannot adopt policy set "baseline" (${theirs.id}): its kind is opa, and this resource declares kind sentinel`,
+    ]);
+    expect(await reasons({ adoptExisting: true, directory: join(examples, "opa-network") })).toEqual([]);
+  });
+
   it("refuses a taken name unless adoptExisting, and adopts then without a duplicate", async () => {
-    await client.policySets.create(organization, { name: "baseline", description: "made elsewhere" });
+    // A preview before someone took the name: up still refuses it.
     const inputs = await checked();
+    await client.policySets.create(organization, { name: "baseline", description: "made elsewhere" });
     await expect(provider.create(inputs)).rejects.toThrow(/already exists .* set adoptExisting: true/);
     const adopted = await provider.create({ ...inputs, adoptExisting: true });
     const names = [];

@@ -196,6 +196,8 @@ describe("check: OPA code, in the dialect of the sets it joins", () => {
 describe("check: changes that weaken governance", () => {
   const lowered = async (from: Record<string, unknown>, to: Record<string, unknown>) => {
     const olds = await checked(from);
+    // The state of an earlier up: its check's read is not this change's.
+    server.requestLog.clear();
     return (await provider.check(olds as unknown as Record<string, unknown>, args(to))).failures ?? [];
   };
 
@@ -349,13 +351,20 @@ describe("diff", () => {
 
 describe("create", () => {
   it("creates the policy with its code in two requests and reports what the service holds", async () => {
+    const declared = await checked({ description: "Owner tags", policySetIds: [policySetId] });
     server.requestLog.clear();
-    const { id, outs } = await created({ description: "Owner tags", policySetIds: [policySetId] });
-    expect(server.requestLog.entries().map((entry) => entry.method)).toEqual(["POST", "PUT"]);
+    const { id, outs } = await provider.create(declared);
+    // The upload answers nothing: its updated-at is read back once, so that a refresh downloads no code.
+    expect(server.requestLog.entries().map((entry) => `${entry.method} ${entry.route}`)).toEqual([
+      "POST /api/v2/organizations/:organization/policies",
+      "PUT /api/v2/policies/:policyId/upload",
+      "GET /api/v2/policies/:policyId",
+    ]);
     expect(outs).toMatchObject({ policyId: id, policySetIds: [policySetId], policySetCount: 1, codeSize: 21 });
-    // The upload answers nothing: its updated-at is left unknown until a read.
-    expect(outs.updatedAt).toBeNull();
-    expect((await provider.read(id, outs)).props).toMatchObject({ ...outs, updatedAt: expect.any(String) });
+    expect(outs.updatedAt).toEqual(expect.any(String));
+    server.requestLog.clear();
+    expect((await provider.read(id, outs)).props).toEqual(outs);
+    expect(server.requestLog.entries().map((entry) => entry.route)).toEqual(["/api/v2/policies/:policyId"]);
     expect((await client.policies.download(id)).toString()).toBe("main = rule { true }\n");
   });
 
@@ -474,12 +483,42 @@ describe("create", () => {
     expect((await provider.read(id, outs)).props).toMatchObject({ policySetIds: [] });
   });
 
+  it("fails preview for a name another object holds, naming every way out, for one listing however many check", async () => {
+    const theirs = await client.policies.create(organization, { name: "require-tags", enforcementLevel: "advisory" });
+    server.requestLog.clear();
+    const failures = await Promise.all([failuresOf({}), failuresOf({ name: "restrict-types" }), failuresOf({})]);
+    expect(failures[0]).toEqual([
+      {
+        property: "name",
+        reason: expect.stringMatching(
+          new RegExp(
+            `"require-tags" already exists in organization "acme" \\(${theirs.id}\\).*aliases.*adoptExisting: true`,
+          ),
+        ),
+      },
+    ]);
+    expect(failures[1]).toEqual([]);
+    expect(failures[2]).toEqual(failures[0]);
+    expect(server.requestLog.entries().map((entry) => `${entry.method} ${entry.route}`)).toEqual([
+      "GET /api/v2/organizations/:organization/policies",
+    ]);
+    // Adopting, renaming back to a name it holds, and a name not known yet at preview pass.
+    expect(await failuresOf({ adoptExisting: true })).toEqual([]);
+    const held = await provider.check(args(), args());
+    expect(held.failures).toEqual([]);
+    // The engine checks a replacement twice, the second time as a create: the name is this resource's own.
+    expect(await failuresOf({})).toEqual([]);
+    expect(await failuresOf({ name: unknownValue })).toEqual([]);
+  });
+
   it("refuses a taken name with the way to adopt it, and adopts it when asked", async () => {
+    // A preview before someone took the name: up still refuses it.
+    const declared = await checked();
     const existing = await client.policies.create(organization, {
       name: "require-tags",
       enforcementLevel: "hard-mandatory",
     });
-    await expect(created()).rejects.toThrow(/already exists.*adoptExisting: true/);
+    await expect(provider.create(declared)).rejects.toThrow(/already exists.*adoptExisting: true/);
     const { id, outs } = await created({ adoptExisting: true, description: "adopted" });
     expect(id).toBe(existing.id);
     expect(outs).toMatchObject({ enforcementLevel: "advisory", description: "adopted" });
@@ -512,11 +551,12 @@ describe("create", () => {
   });
 
   it("refuses a policy without code that another run left: only its own lost POST is taken over", async () => {
+    const declared = await checked();
     const withoutCode = await client.policies.create(organization, {
       name: "require-tags",
       enforcementLevel: "advisory",
     });
-    await expect(created()).rejects.toThrow(/already exists/);
+    await expect(provider.create(declared)).rejects.toThrow(/already exists/);
     expect((await client.policies.read(withoutCode.id)).updatedAt).toBeNull();
   });
 
@@ -542,19 +582,21 @@ describe("create", () => {
     ["another description", { description: "theirs" }],
     ["another level", { enforcementLevel: "hard-mandatory" }],
   ])("still refuses a taken name when the policy there has %s", async (_case, difference) => {
+    const declared = await checked();
     const theirs = await client.policies.create(organization, {
       name: "require-tags",
       enforcementLevel: "advisory",
       ...difference,
     } as Parameters<typeof client.policies.create>[1]);
-    await expect(created()).rejects.toThrow(/already exists.*adoptExisting: true/);
+    await expect(provider.create(declared)).rejects.toThrow(/already exists.*adoptExisting: true/);
     expect((await client.policies.read(theirs.id)).updatedAt).toBeNull();
   });
 
   it("still refuses a taken name when the policy there holds other code", async () => {
+    const declared = await checked();
     const theirs = await client.policies.create(organization, { name: "require-tags", enforcementLevel: "advisory" });
     await client.policies.upload(theirs.id, "main = rule { false }\n");
-    await expect(created()).rejects.toThrow(/already exists.*adoptExisting: true/);
+    await expect(provider.create(declared)).rejects.toThrow(/already exists.*adoptExisting: true/);
     expect((await client.policies.download(theirs.id)).toString()).toBe("main = rule { false }\n");
   });
 });
@@ -613,9 +655,11 @@ describe("read", () => {
   it("reads a stack's policies from the organization's list, and downloads only code whose updated-at moved", async () => {
     const made: { id: string; outs: PolicyOutputs }[] = [];
     for (const name of ["one", "two", "three", "four"]) made.push(await created({ name: `listed-${name}` }));
-    // Just uploaded: the updated-at of that upload is not known yet, so the first refresh downloads each once.
+    // Just uploaded: the create read back each upload's updated-at, so even the first refresh downloads nothing,
+    // and finds nothing changed.
     const first = await refreshAll(made);
-    expect(first.requests).toEqual({ [show]: 1, [list]: 1, [download]: 4, "GET download origin": 4 });
+    expect(first.requests).toEqual({ [show]: 1, [list]: 1 });
+    expect(first.results.map((result) => result.props)).toEqual(made.map(({ outs }) => outs));
     const recorded = made.map(({ id }, index) => ({ id, outs: first.results[index]!.props as PolicyOutputs }));
     expect(recorded.every(({ outs }) => outs.updatedAt !== null)).toBe(true);
 
@@ -751,11 +795,11 @@ describe("update", () => {
     server.requestLog.clear();
     const news = await checked({ codeFile: undefined, code: "main = rule { false }\n" });
     const result = await provider.update(id, outs, news);
-    expect(server.requestLog.entries().map((entry) => entry.method)).toEqual(["PUT"]);
+    // The upload, and its updated-at read back.
+    expect(server.requestLog.entries().map((entry) => entry.method)).toEqual(["PUT", "GET"]);
     expect((await client.policies.download(id)).toString()).toBe("main = rule { false }\n");
-    expect(result.outs).toMatchObject({ codeHash: news.codeHash, updatedAt: null });
-    const { updatedAt: _unknown, ...held } = result.outs as PolicyOutputs;
-    expect((await provider.read(id, result.outs as PolicyOutputs)).props).toMatchObject(held);
+    expect(result.outs).toMatchObject({ codeHash: news.codeHash, updatedAt: expect.any(String) });
+    expect((await provider.read(id, result.outs as PolicyOutputs)).props).toEqual(result.outs);
   });
 });
 

@@ -1,0 +1,89 @@
+import { createRequire } from "node:module";
+
+/**
+ * Warnings a provider sends to the Pulumi engine for one resource, so that Pulumi shows them under that resource
+ * (in the progress view and in the Diagnostics section) as it shows its own. What a provider process prints on
+ * stderr the engine shows under the stack, far from the resource it is about; the dynamic-provider API hands a
+ * provider no resource's URN and no engine connection, so the program passes the URN as the internal input `__urn`
+ * (internal keys are never shown in a diff), and the engine's address is the last argument the engine started this
+ * process with. Where either is missing (a unit test, an engine that starts providers otherwise), the warning goes to
+ * stderr as before.
+ */
+export class EngineLog {
+  private engine: EngineConnection | null | undefined;
+
+  async warn(urn: unknown, message: string): Promise<void> {
+    const engine = typeof urn === "string" && urn.startsWith("urn:pulumi:") ? this.connect() : null;
+    if (engine) {
+      try {
+        await engine.log(urn as string, message);
+        return;
+      } catch {
+        // The engine went away or refused: stderr still reaches the user.
+      }
+    }
+    console.error(`warning: ${message}`);
+  }
+
+  close(): void {
+    this.engine?.close();
+    this.engine = null;
+  }
+
+  private connect(): EngineConnection | null {
+    if (this.engine === undefined) this.engine = engineConnection();
+    return this.engine;
+  }
+}
+
+interface EngineConnection {
+  log(urn: string, message: string): Promise<void>;
+  close(): void;
+}
+
+/** The engine that started this process (`pulumi-nodejs` dynamic-provider host), or null when there is none. */
+function engineConnection(): EngineConnection | null {
+  const script = process.argv[1] ?? "";
+  const address = process.argv.at(-1) ?? "";
+  if (!/dynamic-provider[\\/]index\.js$/.test(script) || !/^[\w.[\]:-]+:\d+$/.test(address)) return null;
+  try {
+    // Pulumi's own generated gRPC code and the grpc-js it is built on, as @pulumi/pulumi resolves them.
+    const fromPulumi = createRequire(require.resolve("@pulumi/pulumi/package.json"));
+    const grpc = fromPulumi("@grpc/grpc-js") as { credentials: { createInsecure(): unknown } };
+    const services = fromPulumi("@pulumi/pulumi/proto/engine_grpc_pb.js") as EngineServices;
+    const messages = fromPulumi("@pulumi/pulumi/proto/engine_pb.js") as EngineMessages;
+    const client = new services.EngineClient(address, grpc.credentials.createInsecure());
+    return {
+      log: (urn, message) =>
+        new Promise((done, fail) => {
+          const request = new messages.LogRequest();
+          request.setSeverity(messages.LogSeverity.WARNING);
+          request.setMessage(message);
+          request.setUrn(urn);
+          client.log(request, (error: Error | null) => (error ? fail(error) : done()));
+        }),
+      close: () => client.close(),
+    };
+  } catch {
+    return null;
+  }
+}
+
+interface EngineServices {
+  EngineClient: new (
+    address: string,
+    credentials: unknown,
+  ) => {
+    log(request: unknown, callback: (error: Error | null) => void): void;
+    close(): void;
+  };
+}
+
+interface EngineMessages {
+  LogRequest: new () => {
+    setSeverity(severity: number): void;
+    setMessage(message: string): void;
+    setUrn(urn: string): void;
+  };
+  LogSeverity: { WARNING: number };
+}
