@@ -214,6 +214,17 @@ policy "from-the-policy-library" {
     await project.run(["config", "set", "allowWeakening", "true"]);
     const allowed = await project.run(["preview", "--json"]);
     expect(changeSummary(allowed)).toMatchObject({ update: 1 });
+    // The warning is the set's, where Pulumi shows it: under the resource, not under the stack.
+    const diagnostics =
+      (JSON.parse(allowed.stdout) as { diagnostics?: { urn?: string; severity: string; message: string }[] })
+        .diagnostics ?? [];
+    expect(diagnostics).toContainEqual(
+      expect.objectContaining({
+        urn: expect.stringMatching(/::pulumi-nodejs:dynamic\/tfe:PolicySet::baseline$/),
+        severity: "warning",
+        message: expect.stringContaining('policy set "baseline" weakens governance'),
+      }),
+    );
     await project.run(["config", "rm", "allowWeakening"]);
     await project.run(["config", "rm", "workspaces"]);
     writeFileSync(folder("sentinel.hcl"), config);
