@@ -15,7 +15,8 @@ import { organization, type RunningServer, repoRoot, resultsDir, startServer, to
 
 const policies = Number(process.env.BENCH_POLICIES ?? 200);
 const runs = Number(process.env.BENCH_RUNS ?? 3);
-const variants = ["Policy", "PolicySet"] as const;
+// Floor: the engine's own cost, one no-op dynamic resource, what a PolicySet stack costs at the least.
+const variants = ["Policy", "PolicySet", "Floor"] as const;
 type Variant = (typeof variants)[number];
 const operations = ["up", "preview", "edit one file", "refresh", "destroy"] as const;
 type Operation = (typeof operations)[number];
@@ -38,6 +39,16 @@ const programs: Record<Variant, string> = {
   PolicySet: [
     'const { PolicySet } = require("pulumi-tfe-governance");',
     'new PolicySet("folder", { directory: "folder" });',
+  ].join("\n"),
+  Floor: [
+    'const pulumi = require("@pulumi/pulumi");',
+    "const noop = {",
+    '  async create() { return { id: "floor", outs: {} }; },',
+    "  async diff() { return { changes: false }; },",
+    "  async read(id, props) { return { id, props }; },",
+    "  async delete() {},",
+    "};",
+    'new pulumi.dynamic.Resource(noop, "floor", {});',
   ].join("\n"),
 };
 
@@ -123,6 +134,7 @@ async function main(): Promise<void> {
     const projects = {
       Policy: await Project.create(root, "Policy", server),
       PolicySet: await Project.create(root, "PolicySet", server),
+      Floor: await Project.create(root, "Floor", server),
     };
     for (let run = 0; run <= runs; run++) {
       const order = run % 2 === 0 ? variants : ([...variants].reverse() as Variant[]);
@@ -176,12 +188,15 @@ function report(samples: Sample[], stateBytes: Partial<Record<Variant, number>>)
   const of = (variant: Variant, operation: Operation) =>
     samples.filter((sample) => sample.variant === variant && sample.operation === operation);
   const rows = operations.map((operation) => {
-    const [policy, set] = variants.map((variant) => of(variant, operation));
-    const [policyMs, setMs] = [policy, set].map((list) => median((list ?? []).map((sample) => sample.ms)));
+    const [policy, set, floor] = variants.map((variant) => of(variant, operation));
+    const [policyMs, setMs, floorMs] = [policy, set, floor].map((list) =>
+      median((list ?? []).map((sample) => sample.ms)),
+    );
     const count = (list: Sample[] | undefined, key: "requests" | "writes") => median((list ?? []).map((s) => s[key]));
     return (
       `| ${operation} | ${(Number(policyMs) / 1000).toFixed(2)} s | ${(Number(setMs) / 1000).toFixed(2)} s | ` +
-      `${(Number(setMs) / Number(policyMs)).toFixed(2)} | ${count(policy, "requests")} (${count(policy, "writes")}) | ` +
+      `${(Number(setMs) / Number(policyMs)).toFixed(2)} | ${(Number(floorMs) / 1000).toFixed(2)} s | ` +
+      `${(Number(setMs) / Number(floorMs)).toFixed(2)} | ${count(policy, "requests")} (${count(policy, "writes")}) | ` +
       `${count(set, "requests")} (${count(set, "writes")}) |`
     );
   });
@@ -189,11 +204,12 @@ function report(samples: Sample[], stateBytes: Partial<Record<Variant, number>>)
     `# ${policies} Sentinel policies: ${policies} \`Policy\` resources next to one \`PolicySet\``,
     "",
     `Written by \`bench/policy-set.mts\` on ${new Date().toISOString().slice(0, 10)}: median of ${runs} runs on this machine,`,
-    "the two interleaved operation by operation against one local server (the built `dist/`), under the real engine.",
-    "Requests are all the server answered, writes in brackets.",
+    "the three interleaved operation by operation against one local server (the built `dist/`), under the real engine.",
+    "Floor is the engine's own cost: one no-op dynamic resource. Requests are all the server answered, writes in",
+    "brackets.",
     "",
-    "| operation | Policy × N | PolicySet | ratio | requests, Policy × N | requests, PolicySet |",
-    "| --- | --- | --- | --- | --- | --- |",
+    "| operation | Policy × N | PolicySet | PolicySet / Policy × N | floor | PolicySet / floor | requests, Policy × N | requests, PolicySet |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ...rows,
     "",
     `State after \`up\`: ${stateBytes.Policy ?? "?"} bytes with ${policies} \`Policy\` resources, ${stateBytes.PolicySet ?? "?"} bytes with one \`PolicySet\`.`,

@@ -1,7 +1,7 @@
 import "../node-version";
 import { setTimeout as sleep } from "node:timers/promises";
 import tls from "node:tls";
-import { Agent, type Dispatcher } from "undici";
+import type { Agent, Dispatcher } from "undici";
 import type { z } from "zod";
 import { jsonApiMediaType, type LenientJsonApiErrorObject, lenientJsonApiErrorDocument } from "../contract/jsonapi";
 import { lenientRegistryErrorDocument } from "../contract/registry";
@@ -133,7 +133,14 @@ export class Transport {
     this.#options = rest;
     // A `ca` replaces Node's trusted certificates: keep them (with NODE_EXTRA_CA_CERTS) and add the given ones.
     const ca = rest.caCertificate ? { ca: [...defaultCertificates(), rest.caCertificate] } : {};
-    this.#agent = new Agent({ keepAliveTimeout: 30_000, connections: 16, connect: { timeout: rest.timeoutMs, ...ca } });
+    // undici loads with the first client rather than with the library: a preview that sends no request (a PolicySet
+    // whose folder did not change) does not pay its start-up, 70 ms of every such command.
+    const { Agent: UndiciAgent } = require("undici") as typeof import("undici");
+    this.#agent = new UndiciAgent({
+      keepAliveTimeout: 30_000,
+      connections: 16,
+      connect: { timeout: rest.timeoutMs, ...ca },
+    });
   }
 
   /** Sends a request and parses the JSON response with `schema` (lenient: unknown members are dropped). */

@@ -310,6 +310,21 @@ export class PolicySetChecker {
       }
       this.packedArchives.set(prepared.contentHash, archive);
     }
+    const recorded = olds.folderPolicies;
+    if (
+      kind === "sentinel" &&
+      prepared.contentHash === olds.contentHash &&
+      olds.kind === kind &&
+      typeof recorded === "object" &&
+      recorded !== null &&
+      Object.keys(recorded).length > 0
+    ) {
+      // The content an earlier up read and recorded: reading it again (its HCL parsed, every source resolved) finds
+      // the same policies, so a no-change preview costs a hash of the folder. OPA sets are read every time: their
+      // Rego check depends on the opa installed.
+      inputs.folderPolicies = recorded;
+      return { readable: true, compared: true, kind };
+    }
     const toolVersion = String(news.policyToolVersion ?? "latest");
     return this.readFolder(fail, inputs, { files, kind, policiesPath: "" }, { folder: path, files, toolVersion });
   }
