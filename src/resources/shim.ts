@@ -50,7 +50,11 @@ export abstract class ShimResource extends pulumi.CustomResource {
  * The URN the resource will have, as a promise rather than an output: an output of the parent's URN would make the
  * resource depend on its parent, and depending on a component waits for every child of it, this one included.
  */
-function urnOf(name: string, token: string, opts: pulumi.CustomResourceOptions | undefined): Promise<string | undefined> {
+function urnOf(
+  name: string,
+  token: string,
+  opts: pulumi.CustomResourceOptions | undefined,
+): Promise<string | undefined> {
   // A parent that is no resource fails the registration itself, with Pulumi's own message; no URN is made for it.
   if (opts?.parent !== undefined && !pulumi.Resource.isInstance(opts.parent)) return Promise.resolve(undefined);
   const urn = pulumi.createUrn(name, token, opts?.parent) as unknown as { promise(): Promise<string> };
