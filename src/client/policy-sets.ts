@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { maxPageSize, type PolicyKind, policyKinds } from "../contract/policies";
+import { maxPageSize, type PolicySetKind, policySetKinds } from "../contract/policies";
 import {
   createParameterRequest,
   createPolicySetRequest,
@@ -61,7 +61,7 @@ export interface ListPolicySetsOptions {
   pageNumber?: number;
   pageSize?: number;
   search?: string;
-  kind?: PolicyKind;
+  kind?: PolicySetKind;
   versioned?: boolean;
 }
 
@@ -122,7 +122,7 @@ export interface PolicySetVcs {
 
 export interface CreatePolicySetOptions extends PolicySetSettings, PolicySetScope {
   name: string;
-  kind?: PolicyKind;
+  kind?: PolicySetKind;
   policyIds?: string[];
 }
 
@@ -135,7 +135,7 @@ export interface PolicySet extends Required<PolicySetScope> {
   id: string;
   name: string;
   description: string | null;
-  kind: PolicyKind;
+  kind: PolicySetKind;
   global: boolean;
   overridable: boolean | null;
   agentEnabled: boolean;
@@ -198,8 +198,8 @@ export class PolicySetsApi implements PolicySets {
     if (options.pageSize !== undefined) query["page[size]"] = String(options.pageSize);
     if (options.search !== undefined) query["search[name]"] = options.search;
     if (options.kind !== undefined) {
-      if (!policyKinds.includes(options.kind)) {
-        throw new TfeValidationError([{ field: "kind", message: `must be one of ${policyKinds.join(", ")}` }]);
+      if (!policySetKinds.includes(options.kind)) {
+        throw new TfeValidationError([{ field: "kind", message: `must be one of ${policySetKinds.join(", ")}` }]);
       }
       query["filter[kind]"] = options.kind;
     }
@@ -458,7 +458,7 @@ function toPolicySet(resource: LenientPolicySetResource): PolicySet {
     id: resource.id,
     name: attributes.name,
     description: attributes.description ?? null,
-    kind: attributes.kind === "opa" ? "opa" : "sentinel",
+    kind: policySetKinds.find((kind) => kind === attributes.kind) ?? "sentinel",
     global: attributes.global ?? false,
     overridable: attributes.overridable ?? null,
     agentEnabled: attributes["agent-enabled"] ?? false,

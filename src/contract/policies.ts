@@ -15,13 +15,20 @@ import { maxNameLength } from "./limits";
 // Vocabulary (spec 2.1)
 // ---------------------------------------------------------------------------------------------------------------
 
+/** The kinds of individual policies (the Policies API): Terraform policy's code lives only in a set's versions. */
 export const policyKinds = ["sentinel", "opa"] as const;
 export type PolicyKind = (typeof policyKinds)[number];
+/** The kinds of policy sets: Sentinel, OPA, and Terraform policy (`tfpolicy`, HCP Terraform only). */
+export const policySetKinds = ["sentinel", "opa", "tfpolicy"] as const;
+export type PolicySetKind = (typeof policySetKinds)[number];
 
-/** "a Sentinel" or "an OPA", for messages: `a Sentinel set`, `an OPA policy`. */
-export function kindPhrase(kind: PolicyKind): string {
-  return kind === "opa" ? "an OPA" : "a Sentinel";
+/** "a Sentinel", "an OPA" or "a Terraform policy", for messages: `a Sentinel set`, `an OPA policy`. */
+export function kindPhrase(kind: PolicySetKind): string {
+  return kind === "opa" ? "an OPA" : kind === "tfpolicy" ? "a Terraform policy" : "a Sentinel";
 }
+
+/** Terraform policy's levels, set per policy block in the files (`enforcement_level`, default `mandatory`). */
+export const tfPolicyLevels = ["advisory", "mandatory_overridable", "mandatory"] as const;
 
 export const enforcementLevelsByKind = {
   sentinel: ["hard-mandatory", "soft-mandatory", "advisory"],
@@ -34,10 +41,11 @@ export const enforcementLevels = ["hard-mandatory", "soft-mandatory", "advisory"
  * overridden; hard-mandatory and OPA's mandatory stop it (an OPA set that is `overridable` is its own weakening).
  * Undefined for a level the kind does not know (another rule reports it).
  */
-function enforcementStrength(kind: PolicyKind, level: string): number | undefined {
-  const strengths: Record<PolicyKind, Record<string, number>> = {
+function enforcementStrength(kind: PolicySetKind, level: string): number | undefined {
+  const strengths: Record<PolicySetKind, Record<string, number>> = {
     sentinel: { advisory: 1, "soft-mandatory": 2, "hard-mandatory": 3 },
     opa: { advisory: 1, mandatory: 3 },
+    tfpolicy: { advisory: 1, mandatory_overridable: 2, mandatory: 3 },
   };
   return Object.hasOwn(strengths[kind], level) ? strengths[kind][level] : undefined;
 }
@@ -46,7 +54,12 @@ function enforcementStrength(kind: PolicyKind, level: string): number | undefine
  * Whether going from level `from` of a `kind` policy to level `to` of a `toKind` policy (the same kind unless a set
  * is replaced by one of another kind) weakens it. Levels a kind does not know compare as nothing.
  */
-export function weakensEnforcement(kind: PolicyKind, from: string, to: string, toKind: PolicyKind = kind): boolean {
+export function weakensEnforcement(
+  kind: PolicySetKind,
+  from: string,
+  to: string,
+  toKind: PolicySetKind = kind,
+): boolean {
   const [before, after] = [enforcementStrength(kind, from), enforcementStrength(toKind, to)];
   return before !== undefined && after !== undefined && after < before;
 }

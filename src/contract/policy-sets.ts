@@ -10,7 +10,7 @@ import {
   resourceIdentifier,
 } from "./jsonapi";
 import { maxNameLength } from "./limits";
-import { policyKinds, policyNamePattern } from "./policies";
+import { policyNamePattern, policySetKinds } from "./policies";
 
 // ---------------------------------------------------------------------------------------------------------------
 // Vocabulary
@@ -164,7 +164,7 @@ const createRelationships = z
 export const createPolicySetRequest = z.strictObject({
   data: z.strictObject({
     type: z.literal("policy-sets"),
-    attributes: z.strictObject({ name, kind: z.enum(policyKinds).optional(), ...settableAttributes }),
+    attributes: z.strictObject({ name, kind: z.enum(policySetKinds).optional(), ...settableAttributes }),
     relationships: createRelationships,
   }),
 });
@@ -223,7 +223,7 @@ export const policySetResource = z.strictObject({
   attributes: z.strictObject({
     name: z.string().regex(policyNamePattern),
     description: z.string().nullable(),
-    kind: z.enum(policyKinds),
+    kind: z.enum(policySetKinds),
     global: z.boolean(),
     /** Null on Sentinel sets that do not run in the agent: there is nothing to override. */
     overridable: z.boolean().nullable(),

@@ -21,14 +21,22 @@ function hcl2json(): Hcl2Json {
   return parser;
 }
 
-/** The labels each block type takes in these files; hcl2json nests labelled blocks one object level per label. */
-const labelCounts: Record<string, number> = { policy: 1, module: 1, param: 1, mock: 1, import: 2, test: 0 };
+/**
+ * The labels each block type of a set's configuration file (`sentinel.hcl`, `policies.hcl`) takes; hcl2json nests
+ * labelled blocks one object level per label.
+ */
+const configLabelCounts: Record<string, number> = { policy: 1, module: 1, param: 1, mock: 1, import: 2, test: 0 };
 
 /**
  * The file's top-level blocks in the order of the file, or the parser's own diagnostics (`file:line,col: summary;
  * detail`) as the error. Top-level attributes come back as blocks without labels whose body is `{ value }`.
+ * `labelCounts` says how many labels each block type takes (a set's configuration file by default).
  */
-export async function parseBlocks(fileName: string, text: string): Promise<HclBlock[]> {
+export async function parseBlocks(
+  fileName: string,
+  text: string,
+  labelCounts: Record<string, number> = configLabelCounts,
+): Promise<HclBlock[]> {
   let document: Record<string, unknown>;
   try {
     document = await hcl2json().parse(fileName, text);
@@ -38,7 +46,9 @@ export async function parseBlocks(fileName: string, text: string): Promise<HclBl
     throw new Error(message.split(/ (?=[^ ]+\.hcl:\d+,)/).join("\n"));
   }
   const blocks: HclBlock[] = [];
-  for (const [type, value] of Object.entries(document)) collect(blocks, type, [], value, labelCounts[type]);
+  for (const [type, value] of Object.entries(document)) {
+    collect(blocks, type, [], value, Object.hasOwn(labelCounts, type) ? labelCounts[type] : undefined);
+  }
   return sortByPosition(blocks, text);
 }
 
@@ -47,13 +57,24 @@ function collect(blocks: HclBlock[], type: string, labels: string[], value: unkn
     for (const body of value) blocks.push({ type, labels, body: isObject(body) ? body : { value: body } });
     return;
   }
-  // A block type we do not know: one label level where the value is an object of arrays, as for `policy`.
-  const left = labelsLeft ?? (isObject(value) && Object.values(value).every(Array.isArray) ? 1 : 0);
+  // A block type we do not know: as many label levels as objects nest down to arrays, as for `policy`.
+  const left = labelsLeft ?? labelDepth(value);
   if (left > 0 && isObject(value)) {
     for (const [label, inner] of Object.entries(value)) collect(blocks, type, [...labels, label], inner, left - 1);
     return;
   }
   blocks.push({ type, labels, body: { value } });
+}
+
+/** How many labels an unknown block's value nests: objects of objects of arrays is two, as `import "a" "b"`. */
+function labelDepth(value: unknown): number {
+  if (!isObject(value)) return 0;
+  const inner = Object.values(value);
+  if (inner.length === 0) return 0;
+  if (inner.every(Array.isArray)) return 1;
+  if (!inner.every(isObject)) return 0;
+  const depths = inner.map(labelDepth);
+  return depths.every((depth) => depth > 0 && depth === depths[0]) ? 1 + (depths[0] as number) : 0;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

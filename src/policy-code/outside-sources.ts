@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from "node:fs";
 import { dirname, posix, relative, resolve, sep } from "node:path";
-import type { PolicyKind } from "../contract/policies";
+import type { PolicySetKind } from "../contract/policies";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
 import { configFileOfKind, type FolderFiles, isRemoteSource } from "./policy-set-folder";
 import { decodeUtf8 } from "./sentinel";
@@ -37,10 +37,12 @@ export interface WithOutsideSources {
 export async function bringInOutsideSources(
   folder: string,
   files: FolderFiles,
-  kind: PolicyKind,
+  kind: PolicySetKind,
 ): Promise<WithOutsideSources> {
-  const configName = configFileOfKind[kind];
   const unchanged = { files: new Map(files), broughtIn: [], problems: [] };
+  // Terraform policy has no module or import mechanism, so nothing outside the folder is read.
+  if (kind === "tfpolicy") return unchanged;
+  const configName = configFileOfKind[kind];
   const configBytes = files.get(configName);
   const text = configBytes && decodeUtf8(configBytes);
   // A source outside the folder is written with "..": without one, nothing is parsed (the parser's start-up alone

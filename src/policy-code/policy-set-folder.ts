@@ -1,7 +1,14 @@
 import { posix } from "node:path";
-import { enforcementLevelsByKind, kindPhrase, type PolicyKind } from "../contract/policies";
+import {
+  enforcementLevelsByKind,
+  kindPhrase,
+  type PolicyKind,
+  type PolicySetKind,
+  policyKinds,
+} from "../contract/policies";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
 import { decodeUtf8, importsOf } from "./sentinel";
+import { policyFileSuffix, readTfPolicyFolder } from "./tfpolicy";
 
 /**
  * A policy-set folder as a versioned policy set holds it: read the way the service reads an uploaded version (or a
@@ -15,6 +22,21 @@ import { decodeUtf8, importsOf } from "./sentinel";
 export type FolderFiles = ReadonlyMap<string, Uint8Array>;
 
 export const configFileOfKind: Record<PolicyKind, string> = { sentinel: "sentinel.hcl", opa: "policies.hcl" };
+
+/**
+ * The kind a folder's files say: its configuration file (`sentinel.hcl`, `policies.hcl`), or Terraform policy files
+ * (`*.policy.hcl`) at its root with neither. Undefined where they say nothing, or both configuration files.
+ */
+export function kindOfFolder(files: FolderFiles, policiesPath = ""): PolicySetKind | undefined {
+  const prefix = policiesPath ? `${policiesPath}/` : "";
+  const found = policyKinds.filter((kind) => files.has(`${prefix}${configFileOfKind[kind]}`));
+  if (found.length === 1) return found[0];
+  const atRoot = (path: string) => path.startsWith(prefix) && !path.slice(prefix.length).includes("/");
+  if (found.length === 0 && [...files.keys()].some((path) => atRoot(path) && path.endsWith(policyFileSuffix))) {
+    return "tfpolicy";
+  }
+  return undefined;
+}
 
 /** What a Sentinel policy may import without the folder declaring it: the runtime's own imports. */
 const standardSentinelImports = new Set([
@@ -73,9 +95,19 @@ export function isRemoteSource(source: string): boolean {
  */
 export async function readPolicySetFolder(
   files: FolderFiles,
-  kind: PolicyKind,
+  kind: PolicySetKind,
   policiesPath = "",
 ): Promise<PolicySetFolderSummary> {
+  if (kind === "tfpolicy") {
+    // What the service refuses at ingress; PolicySet checks the rest of the schema at preview.
+    const folder = await readTfPolicyFolder(files, { policiesPath });
+    if (folder.unreadable.length > 0) throw new PolicySetFolderError(folder.unreadable);
+    return {
+      policies: Object.fromEntries(folder.blocks.map((block) => [block.address, block.level])),
+      params: [...folder.inputs.keys()],
+      queries: [],
+    };
+  }
   const base = posix.normalize(policiesPath.replace(/\\/g, "/")).replace(/^\.\/?$|^\.\/|\/$/g, "");
   const configName = base ? `${base}/${configFileOfKind[kind]}` : configFileOfKind[kind];
   const otherKind: PolicyKind = kind === "sentinel" ? "opa" : "sentinel";

@@ -3,29 +3,29 @@ import { resolve } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
-import type { PolicySetScope } from "../client/policy-sets";
 import { maxNameLength } from "../contract/limits";
-import { type PolicyKind, policyKinds, policyNamePattern, weakensEnforcement } from "../contract/policies";
+import { type PolicySetKind, policyNamePattern, policySetKinds, weakensEnforcement } from "../contract/policies";
 import { policySetArchiveSizeProblem } from "../contract/policy-sets";
 import { archiveSize, collectFolder, fileDigests, hashFiles, packFiles } from "../policy-code/archive";
 import { Opa } from "../policy-code/opa";
 import { bringInOutsideSources, type WithOutsideSources } from "../policy-code/outside-sources";
 import {
-  configFileOfKind,
   type FolderFiles,
+  kindOfFolder,
   PolicySetFolderError,
   type PolicySetFolderSummary,
   readPolicySetFolder,
 } from "../policy-code/policy-set-folder";
 import { dialectAdvice, policyToolVersionWords, queryProblems, regoVersionOfRuntime } from "../policy-code/rego";
+import { checkDirectoryKept, checkVcs, idShapes, namesCredential, setNameTakenMessage } from "./policy-set-arguments";
 import { type AppliedScope, type appliedProperties, policySetProperties } from "./policy-set-properties";
 import { type ParameterState, scopeOptions } from "./policy-set-requests";
+import { checkTfPolicyFolder, type PolicyBlockShape, tfPolicyWeakenings } from "./policy-set-tfpolicy";
 import { argumentFailures } from "./property-table";
 import {
   type CheckFailure,
   checkIdList,
   checkOrganization,
-  type IdShape,
   isUnknown,
   NameListings,
   type ProviderContext,
@@ -33,50 +33,12 @@ import {
   takenNameHolder,
 } from "./provider-context";
 
-/**
- * Parameter names that hold credentials, word by word (`github_pat`, `webhookUrl`, `api-key`; not `max_tokens`,
- * `author`). Sentinel's configuration cannot mark a parameter sensitive, so the name is what tells: such a value
- * must come as a secret, or it would sit in plain text in the set and in state.
- */
-const credentialWords = new Set([
-  "token",
-  "secret",
-  "password",
-  "passwd",
-  "pwd",
-  "passphrase",
-  "credential",
-  "credentials",
-  "pat",
-  "auth",
-  "bearer",
-  "webhook",
-  "dsn",
-  "apikey",
-  "privatekey",
-  "accesskey",
-  "secretkey",
-]);
-const keyQualifiers = new Set(["api", "access", "secret", "private", "ssh", "signing", "encryption", "client"]);
-
-export function namesCredential(key: string): boolean {
-  const words = key
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter(Boolean);
-  return words.some(
-    (word, index) =>
-      credentialWords.has(word) || (word === "key" && index > 0 && keyQualifiers.has(words[index - 1] as string)),
-  );
-}
-
 /** What checking the folder found: whether it could be read (a weakening can be judged only then), and what. */
 interface FolderCheck {
   readable: boolean;
   /** A folder was read (a directory, or a checkout of the repository): its policies are what a change compares. */
   compared?: boolean;
-  kind?: PolicyKind;
+  kind?: PolicySetKind;
   summary?: PolicySetFolderSummary;
 }
 
@@ -113,11 +75,12 @@ export class PolicySetChecker {
         reason: `name ${JSON.stringify(name)} may hold only letters, digits, '-' and '_' (at most ${maxNameLength}): e.g. "baseline"`,
       });
     }
-    const kindKnown = news.kind === undefined || isUnknown(news.kind) || policyKinds.includes(news.kind as PolicyKind);
+    const kindKnown =
+      news.kind === undefined || isUnknown(news.kind) || policySetKinds.includes(news.kind as PolicySetKind);
     if (!kindKnown) {
       failures.push({
         property: "kind",
-        reason: `kind ${JSON.stringify(news.kind)} is not valid: use "sentinel" or "opa"`,
+        reason: `kind ${JSON.stringify(news.kind)} is not valid: use "sentinel", "opa" or "tfpolicy"`,
       });
     }
     inputs.description = news.description ?? null;
@@ -155,7 +118,7 @@ export class PolicySetChecker {
       : news.vcsCheckout !== undefined && !isUnknown(news.vcsCheckout)
         ? await this.checkCheckout(failures, news, inputs)
         : await this.checkFolder(failures, olds, news, inputs);
-    const kind = (news.kind ?? folder.kind ?? "sentinel") as PolicyKind;
+    const kind = (news.kind ?? folder.kind ?? "sentinel") as PolicySetKind;
     inputs.kind = kind;
     inputs.agentEnabled = kind === "opa" || news.agentEnabled === true;
     if (kind === "opa" && news.agentEnabled === false) {
@@ -170,7 +133,27 @@ export class PolicySetChecker {
         reason: "overridable applies to OPA sets and to Sentinel sets with agentEnabled: true: set agentEnabled too",
       });
     }
-    inputs.overridable = kind === "sentinel" && !inputs.agentEnabled ? null : news.overridable === true;
+    if (kind === "tfpolicy" && news.overridable === true) {
+      failures.push({
+        property: "overridable",
+        reason:
+          "overridable does not apply to a Terraform policy set: each policy block's enforcement_level says whether " +
+          "it may be overridden (mandatory_overridable)",
+      });
+    }
+    if (
+      kind === "tfpolicy" &&
+      (isUnknown(news.policyIds) || (Array.isArray(news.policyIds) && news.policyIds.length > 0))
+    ) {
+      failures.push({
+        property: "policyIds",
+        reason:
+          "a Terraform policy set holds no individual policies (the Policies API has none of kind tfpolicy): give " +
+          "the folder of its .policy.hcl files (directory) or the repository that holds them (vcsRepo)",
+      });
+    }
+    inputs.overridable =
+      kind === "tfpolicy" || (kind === "sentinel" && !inputs.agentEnabled) ? null : news.overridable === true;
     const notes: string[] = [];
     inputs.parameters = this.checkParameters(failures, notes, kind, news.parameters, folder.summary);
     for (const note of notes) await this.context.warn(news.__urn, note);
@@ -204,6 +187,7 @@ export class PolicySetChecker {
     inputs.contentHash = null;
     inputs.contentFiles = {};
     inputs.folderPolicies = {};
+    inputs.policyBlocks = {};
     const checkout = String(news.vcsCheckout);
     const fail = (reason: string) =>
       failures.push({ property: "vcsCheckout", reason: `vcsCheckout ${checkout}: ${reason}` });
@@ -224,9 +208,7 @@ export class PolicySetChecker {
       fail((error as Error).message);
       return { readable: false };
     }
-    const at = (file: string) => (policiesPath ? `${policiesPath}/${file}` : file);
-    const found = policyKinds.filter((kind) => files.has(at(configFileOfKind[kind])));
-    const kind = (news.kind as PolicyKind | undefined) ?? (found.length === 1 ? (found[0] as PolicyKind) : "sentinel");
+    const kind = (news.kind as PolicySetKind | undefined) ?? kindOfFolder(files, policiesPath) ?? "sentinel";
     const base = resolve(root, policiesPath);
     const underPath = new Map(
       [...files].flatMap(([path, bytes]) =>
@@ -241,7 +223,7 @@ export class PolicySetChecker {
     return this.readFolder(
       fail,
       inputs,
-      { files, kind, policiesPath },
+      { files, kind, policiesPath, parameters: news.parameters, urn: news.__urn },
       { folder: base, files: underPath, toolVersion },
     );
   }
@@ -259,6 +241,7 @@ export class PolicySetChecker {
     inputs.contentHash = null;
     inputs.contentFiles = {};
     inputs.folderPolicies = {};
+    inputs.policyBlocks = {};
     const directory = news.directory;
     if (directory === undefined || isUnknown(directory)) {
       if (isUnknown(directory)) inputs.contentHash = directory;
@@ -277,7 +260,7 @@ export class PolicySetChecker {
     }
     let prepared: PreparedFolder;
     try {
-      prepared = await prepareFolder(path, news.kind as PolicyKind | undefined);
+      prepared = await prepareFolder(path, news.kind as PolicySetKind | undefined);
     } catch (error) {
       fail((error as Error).message);
       return { readable: false };
@@ -326,7 +309,12 @@ export class PolicySetChecker {
       return { readable: true, compared: true, kind };
     }
     const toolVersion = String(news.policyToolVersion ?? "latest");
-    return this.readFolder(fail, inputs, { files, kind, policiesPath: "" }, { folder: path, files, toolVersion });
+    return this.readFolder(
+      fail,
+      inputs,
+      { files, kind, policiesPath: "", parameters: news.parameters, urn: news.__urn },
+      { folder: path, files, toolVersion },
+    );
   }
 
   /**
@@ -336,9 +324,18 @@ export class PolicySetChecker {
   private async readFolder(
     fail: (reason: string) => void,
     inputs: Record<string, unknown>,
-    set: { files: FolderFiles; kind: PolicyKind; policiesPath: string },
+    set: { files: FolderFiles; kind: PolicySetKind; policiesPath: string; parameters: unknown; urn: unknown },
     rego: { folder: string; files: FolderFiles; toolVersion: string },
   ): Promise<FolderCheck> {
+    if (set.kind === "tfpolicy") {
+      const read = await checkTfPolicyFolder(set.files, set.policiesPath, set.parameters, fail, (warning) =>
+        this.context.warn(set.urn, warning),
+      );
+      if (!read) return { readable: false, kind: set.kind };
+      inputs.folderPolicies = read.summary.policies;
+      inputs.policyBlocks = read.blocks;
+      return { readable: true, compared: true, kind: set.kind, summary: read.summary };
+    }
     try {
       const summary = await readPolicySetFolder(set.files, set.kind, set.policiesPath);
       inputs.folderPolicies = summary.policies;
@@ -390,7 +387,7 @@ export class PolicySetChecker {
   private checkParameters(
     failures: CheckFailure[],
     warnings: string[],
-    kind: PolicyKind,
+    kind: PolicySetKind,
     given: unknown,
     folder: PolicySetFolderSummary | undefined,
   ): unknown {
@@ -414,7 +411,9 @@ export class PolicySetChecker {
       checked[key] = { value, sensitive: sensitive === true };
       if (folder && !folder.params.includes(key)) {
         warnings.push(
-          `policy set: parameters.${key}: the folder declares no param "${key}" in sentinel.hcl, so no policy reads it`,
+          kind === "tfpolicy"
+            ? `policy set: parameters.${key}: no policy file declares input "${key}", so no policy reads it`
+            : `policy set: parameters.${key}: the folder declares no param "${key}" in sentinel.hcl, so no policy reads it`,
         );
       }
       if (namesCredential(key) && sensitive !== true) {
@@ -490,7 +489,7 @@ export class PolicySetChecker {
     folderCompared: boolean,
   ) {
     if (olds.kind === undefined || isUnknown(inputs.kind)) return;
-    const [fromKind, toKind] = [olds.kind as PolicyKind, inputs.kind as PolicyKind];
+    const [fromKind, toKind] = [olds.kind as PolicySetKind, inputs.kind as PolicySetKind];
     const weakenings: string[] = [];
     if (fromKind !== toKind) weakenings.push(`kind goes from ${fromKind} to ${toKind}, which replaces the set`);
     const oldPolicies = (olds.folderPolicies ?? {}) as Record<string, string>;
@@ -504,6 +503,14 @@ export class PolicySetChecker {
         else if (weakensEnforcement(fromKind, level, now, toKind)) {
           weakenings.push(`policy "${label}" goes from ${level} to ${now}`);
         }
+      }
+      if (fromKind === "tfpolicy" && toKind === "tfpolicy") {
+        weakenings.push(
+          ...tfPolicyWeakenings(
+            (olds.policyBlocks ?? {}) as Record<string, PolicyBlockShape>,
+            (inputs.policyBlocks ?? {}) as Record<string, PolicyBlockShape>,
+          ),
+        );
       }
     }
     const restoring = (property: (typeof appliedProperties)[number]) => {
@@ -573,124 +580,16 @@ export class PolicySetChecker {
   }
 }
 
-/**
- * A set that holds versions keeps where they come from: removing `directory` (or `vcsRepo`) would send nothing (the
- * service keeps evaluating its current version) and blank the record a later weakening is compared with. Moving
- * from one to the other is a change the service takes. Refused, with what to do instead.
- */
-function checkDirectoryKept(failures: CheckFailure[], olds: Record<string, unknown>, news: Record<string, unknown>) {
-  const uploaded = typeof olds.contentHash === "string" || typeof olds.directory === "string";
-  const fromVcs = typeof olds.vcsRepo === "object" && olds.vcsRepo !== null;
-  if ((!uploaded && !fromVcs) || news.directory !== undefined || news.vcsRepo !== undefined) return;
-  const property = fromVcs ? "vcsRepo" : "directory";
-  failures.push({
-    property,
-    reason:
-      `${property} cannot be removed from a set that holds versions: the service keeps evaluating its current ` +
-      `version (from ${String(olds.directory ?? (olds.vcsRepo as { identifier?: string } | null)?.identifier ?? "the folder")}) ` +
-      "whatever the program says. To change its policies, change the folder; to stop enforcing it, remove the " +
-      "PolicySet resource (which deletes the set); to hold individual policies instead, declare a new PolicySet",
-  });
-}
-
-/**
- * A set read from version control: `vcsRepo` whole (an `org/repo` identifier, exactly one credential), the policies
- * path and update patterns only with it, never with `directory` or `policyIds`. Sets the normalized inputs.
- */
-function checkVcs(failures: CheckFailure[], news: Record<string, unknown>, inputs: Record<string, unknown>) {
-  const given = news.vcsRepo;
-  inputs.policiesPath = news.policiesPath ?? null;
-  inputs.policyUpdatePatterns = news.policyUpdatePatterns ?? [];
-  if (given === undefined || given === null) {
-    inputs.vcsRepo = null;
-    for (const property of ["policiesPath", "policyUpdatePatterns", "vcsCheckout"] as const) {
-      if (news[property] !== undefined) {
-        failures.push({
-          property,
-          reason: `${property} goes with vcsRepo: it applies to sets read from version control`,
-        });
-      }
-    }
-    return;
-  }
-  if (isUnknown(given)) {
-    inputs.vcsRepo = given;
-    return;
-  }
-  const repo = given as Record<string, unknown>;
-  const problems: string[] = [];
-  const unknownKeys = Object.keys(repo).filter(
-    (key) => !["identifier", "branch", "ingressSubmodules", "oauthTokenId", "githubAppInstallationId"].includes(key),
-  );
-  if (unknownKeys.length > 0) problems.push(`${unknownKeys.join(", ")} is no property of vcsRepo`);
-  const { identifier, branch, ingressSubmodules, oauthTokenId, githubAppInstallationId } = repo;
-  if (!isUnknown(identifier) && (typeof identifier !== "string" || !/^[^/\s]+\/\S+$/.test(identifier))) {
-    problems.push(
-      `identifier ${JSON.stringify(identifier)} must name the repository as org/repo, e.g. "acme/policy-library"`,
-    );
-  }
-  const credentials = [oauthTokenId, githubAppInstallationId].filter((value) => value !== undefined && value !== null);
-  if (credentials.length !== 1) {
-    problems.push(
-      "needs exactly one of oauthTokenId (ot-..., the organization's VCS connection) and githubAppInstallationId (ghain-...)",
-    );
-  } else if (typeof oauthTokenId === "string" && !/^ot-[A-Za-z0-9]+$/.test(oauthTokenId)) {
-    problems.push(
-      `oauthTokenId ${JSON.stringify(oauthTokenId)} is not an OAuth token id: they look like ot-5mQ6hq8RSLKTz6hE`,
-    );
-  } else if (typeof githubAppInstallationId === "string" && !/^ghain-[A-Za-z0-9]+$/.test(githubAppInstallationId)) {
-    problems.push(
-      `githubAppInstallationId ${JSON.stringify(githubAppInstallationId)} is not an installation id: they look like ghain-5mQ6hq8RSLKTz6hE`,
-    );
-  }
-  for (const problem of problems) failures.push({ property: "vcsRepo", reason: `vcsRepo: ${problem}` });
-  if (news.directory !== undefined || (Array.isArray(news.policyIds) && news.policyIds.length > 0)) {
-    failures.push({
-      property: "vcsRepo",
-      reason:
-        "a set reads its versions from version control (vcsRepo), or from a folder (directory), or holds individual " +
-        "policies (policyIds): one of them",
-    });
-  }
-  inputs.vcsRepo = {
-    identifier,
-    branch: branch ?? null,
-    ingressSubmodules: ingressSubmodules === true,
-    oauthTokenId: oauthTokenId ?? null,
-    githubAppInstallationId: githubAppInstallationId ?? null,
-  };
-}
-
-/** The refusal of a taken set name, with every way out: each fits another cause. */
-export function setNameTakenMessage(inputs: { name: string; organization: string }, id: string | undefined): string {
-  return (
-    `a policy set named "${inputs.name}" already exists in organization "${inputs.organization}"` +
-    `${id ? ` (${id})` : ""}, and this resource did not create it. If the resource was renamed, give it its old name ` +
-    "with the aliases resource option; to manage that set here, set adoptExisting: true; if a killed pulumi up " +
-    "created it, run npx tfe-governance pending-creates --apply; else choose another name"
-  );
-}
-
-/** A list of service ids, with what it must look like. */
-const idShapes: Record<"policyIds" | keyof PolicySetScope, IdShape> = {
-  policyIds: { what: "policy", pattern: /^pol-[A-Za-z0-9]+$/, example: "pol-u3S5p2Uwk21keu1s" },
-  workspaceIds: { what: "workspace", pattern: /^ws-[A-Za-z0-9]+$/, example: "ws-3yVQZvHzf5j3WRJ1" },
-  excludedWorkspaceIds: { what: "workspace", pattern: /^ws-[A-Za-z0-9]+$/, example: "ws-3yVQZvHzf5j3WRJ1" },
-  projectIds: { what: "project", pattern: /^prj-[A-Za-z0-9]+$/, example: "prj-3yVQZvHzf5j3WRJ1" },
-  excludedProjectIds: { what: "project", pattern: /^prj-[A-Za-z0-9]+$/, example: "prj-3yVQZvHzf5j3WRJ1" },
-};
-
 /** A folder as it is uploaded: the files go-slug packs, with sources outside the folder brought in. */
 interface PreparedFolder extends WithOutsideSources {
-  kind: PolicyKind;
+  kind: PolicySetKind;
   contentHash: string;
   externalLinks: { path: string; target: string }[];
 }
 
-export async function prepareFolder(path: string, declared: PolicyKind | undefined): Promise<PreparedFolder> {
+export async function prepareFolder(path: string, declared: PolicySetKind | undefined): Promise<PreparedFolder> {
   const collected = collectFolder(path);
-  const found = policyKinds.filter((kind) => collected.files.has(configFileOfKind[kind]));
-  const kind = declared ?? (found.length === 1 ? (found[0] as PolicyKind) : "sentinel");
+  const kind = declared ?? kindOfFolder(collected.files) ?? "sentinel";
   const withOutside = await bringInOutsideSources(path, collected.files, kind);
   return { ...withOutside, kind, contentHash: hashFiles(withOutside.files), externalLinks: collected.externalLinks };
 }

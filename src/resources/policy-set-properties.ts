@@ -1,7 +1,8 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { PolicySetScope } from "../client/policy-sets";
-import type { PolicyKind } from "../contract/policies";
+import type { PolicySetKind } from "../contract/policies";
 import { type ParameterState, type SetShape, scopeOptions, type VcsRepoShape } from "./policy-set-requests";
+import type { PolicyBlockShape } from "./policy-set-tfpolicy";
 import { propertiesThat, propertyTable } from "./property-table";
 
 // PolicySet's arguments, inputs, outputs and its table of properties: what the checks, the provider and the
@@ -13,8 +14,11 @@ export interface PolicySetArgs {
   /** The set's name (letters, digits, `-`, `_`), unique in the organization; default: the resource's name. */
   name?: pulumi.Input<string>;
   description?: pulumi.Input<string>;
-  /** `"sentinel"` or `"opa"`; default: what `directory` holds (`sentinel.hcl` or `policies.hcl`), else sentinel. */
-  kind?: pulumi.Input<PolicyKind>;
+  /**
+   * `"sentinel"`, `"opa"` or `"tfpolicy"` (Terraform policy, HCP Terraform only); default: what `directory` holds
+   * (`sentinel.hcl`, `policies.hcl`, or `*.policy.hcl` files and neither), else sentinel.
+   */
+  kind?: pulumi.Input<PolicySetKind>;
   /**
    * A versioned set: the folder, laid out as the service reads it from version control (`sentinel.hcl` or
    * `policies.hcl` at its root, modules, static imports and parameters beside it), uploaded as a version whenever
@@ -85,7 +89,7 @@ export interface PolicySetInputs extends Required<PolicySetScope> {
   organization: string;
   name: string;
   description: string | null;
-  kind: PolicyKind;
+  kind: PolicySetKind;
   directory?: string;
   /** SHA-256 over the folder's paths and bytes (what a version holds); null for a set of policies. */
   contentHash: string | null;
@@ -93,6 +97,8 @@ export interface PolicySetInputs extends Required<PolicySetScope> {
   contentFiles: Record<string, string>;
   /** Each policy block's label and level: what a later change is compared with. */
   folderPolicies: Record<string, string>;
+  /** Terraform policy: each policy block's enforce count, operations and filter, which a change may narrow. */
+  policyBlocks: Record<string, PolicyBlockShape>;
   policyIds: string[];
   vcsRepo: VcsRepoShape | null;
   policiesPath: string | null;
@@ -133,6 +139,7 @@ export const policySetProperties = propertyTable<PolicySetArgs>()({
   contentHash: { change: "updates", output: true },
   contentFiles: { change: "none", output: true },
   folderPolicies: { change: "none", output: true },
+  policyBlocks: { change: "none", output: true },
   policyIds: { argument: "string list", change: "updates", output: true },
   vcsRepo: { argument: "object", change: "updates", output: true },
   policiesPath: { argument: "string", change: "updates", output: true },

@@ -3,9 +3,10 @@ import * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import type { CreatePolicySetOptions, PolicySet as ServicePolicySet } from "../client/policy-sets";
-import type { PolicyKind } from "../contract/policies";
+import type { PolicySetKind } from "../contract/policies";
 import { packFiles } from "../policy-code/archive";
-import { PolicySetChecker, prepareFolder, setNameTakenMessage } from "./policy-set-check";
+import { setNameTakenMessage } from "./policy-set-arguments";
+import { PolicySetChecker, prepareFolder } from "./policy-set-check";
 import {
   type AppliedScope,
   appliedProperties,
@@ -30,6 +31,7 @@ import {
   syncParameters,
   uploadVersion,
 } from "./policy-set-requests";
+import type { PolicyBlockShape } from "./policy-set-tfpolicy";
 import { outputSlots } from "./property-table";
 import {
   answersNotFound,
@@ -44,7 +46,7 @@ import {
 } from "./provider-context";
 import { ShimResource } from "./shim";
 
-export { namesCredential } from "./policy-set-check";
+export { namesCredential } from "./policy-set-arguments";
 export type { PolicySetArgs, PolicySetInputs, PolicySetOutputs } from "./policy-set-properties";
 export { hashParameterValue, type ParameterState } from "./policy-set-requests";
 
@@ -103,6 +105,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       contentHash: null as string | null,
       contentFiles: {} as Record<string, string>,
       folderPolicies: {} as Record<string, string>,
+      policyBlocks: {} as Record<string, PolicyBlockShape>,
     };
     try {
       let readsAnew = createdHere && inputs.vcsRepo !== null;
@@ -125,6 +128,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
         held.contentHash = inputs.contentHash;
         held.contentFiles = inputs.contentFiles;
         held.folderPolicies = inputs.folderPolicies;
+        held.policyBlocks = inputs.policyBlocks;
       }
       return { id: policySet.id, outs: outputsOf(inputs, policySet.id, held) };
     } catch (failure) {
@@ -197,7 +201,8 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
           "it stays in state. Check tfe:token, TFE_TOKEN or the credentials file",
       );
     }
-    const parameters = policySet.kind === "sentinel" ? await client.policySets.listParameters(id) : [];
+    // Sentinel params and Terraform policy inputs take parameters; OPA sets have none.
+    const parameters = policySet.kind !== "opa" ? await client.policySets.listParameters(id) : [];
     const declared = props as PolicySetOutputs;
     const shape = shapeOf(policySet, declared.policyToolVersion ?? "latest");
     // The set owns the memberships it declares: a policy another resource (a Policy's policySetIds) put in the set
@@ -227,6 +232,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
           : (declared.contentHash ?? null),
       contentFiles: declared.contentFiles ?? {},
       folderPolicies: declared.folderPolicies ?? {},
+      policyBlocks: declared.policyBlocks ?? {},
     };
     const declaredInputs = { ...declared, kind: policySet.kind } as PolicySetInputs;
     const outs = outputsOf(declaredInputs, id, held, declared.applied);
@@ -244,6 +250,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       contentHash: olds.contentHash,
       contentFiles: olds.contentFiles ?? {},
       folderPolicies: olds.folderPolicies ?? {},
+      policyBlocks: olds.policyBlocks ?? {},
     };
     try {
       // The folder goes first: an errored version fails the update before anything else changed, and state keeps
@@ -253,6 +260,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
         held.contentHash = news.contentHash;
         held.contentFiles = news.contentFiles;
         held.folderPolicies = news.folderPolicies;
+        held.policyBlocks = news.policyBlocks;
       }
       const before = held.shape;
       held.shape = await changeSet(client, id, held.shape, shapeOfInputs(news));
@@ -343,6 +351,7 @@ function outputsOf(
     contentHash: string | null;
     contentFiles: Record<string, string>;
     folderPolicies: Record<string, string>;
+    policyBlocks: Record<string, PolicyBlockShape>;
   },
   applied?: AppliedScope,
 ): PolicySetOutputs {
@@ -354,6 +363,7 @@ function outputsOf(
     contentHash: held.contentHash,
     contentFiles: held.contentFiles,
     folderPolicies: held.folderPolicies,
+    policyBlocks: held.policyBlocks,
     parameters: held.parameters,
     adoptExisting: declared.adoptExisting ?? false,
     allowWeakening: declared.allowWeakening ?? false,
@@ -431,7 +441,7 @@ export class PolicySet extends ShimResource {
   declare readonly organization: pulumi.Output<string>;
   declare readonly name: pulumi.Output<string>;
   declare readonly description: pulumi.Output<string | null>;
-  declare readonly kind: pulumi.Output<PolicyKind>;
+  declare readonly kind: pulumi.Output<PolicySetKind>;
   declare readonly directory: pulumi.Output<string | undefined>;
   /** SHA-256 over the folder's paths and bytes: what the current version holds. */
   declare readonly contentHash: pulumi.Output<string | null>;

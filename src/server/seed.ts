@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
-import { policyKinds } from "../contract/policies";
+import { policySetKinds } from "../contract/policies";
 import { invalidDocument, issueMessages } from "./errors";
 import type { Storage } from "./storage";
 
@@ -22,7 +22,7 @@ export const seedSchema = z.strictObject({
     )
     .default([]),
   policySets: z
-    .array(z.strictObject({ id: name, organization: name, name, kind: z.enum(policyKinds).optional() }))
+    .array(z.strictObject({ id: name, organization: name, name, kind: z.enum(policySetKinds).optional() }))
     .default([]),
   /** Workspaces and projects exist here only so that policy sets can be scoped to them. */
   workspaces: z

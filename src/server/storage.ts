@@ -1,6 +1,12 @@
 import { randomInt } from "node:crypto";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import type { EnforcementLevel, PolicyKind, PolicySortOrder } from "../contract/policies";
+import {
+  type EnforcementLevel,
+  type PolicyKind,
+  type PolicySetKind,
+  type PolicySortOrder,
+  policySetKinds,
+} from "../contract/policies";
 import {
   type PolicySetVersionStatus,
   type ScopeRelationship,
@@ -25,7 +31,7 @@ export interface SeedPolicySet {
   id: string;
   organization: string;
   name: string;
-  kind?: PolicyKind;
+  kind?: PolicySetKind;
 }
 
 export interface PolicySetSettings {
@@ -70,7 +76,7 @@ export interface VcsCredentialRecord {
 export interface PolicySetRecord extends PolicySetSettings {
   id: string;
   organization: string;
-  kind: PolicyKind;
+  kind: PolicySetKind;
   createdAt: string;
   updatedAt: string;
   policyIds: string[];
@@ -118,7 +124,7 @@ export interface ParameterRecord {
 export interface PolicySetListQuery {
   organization: string;
   search?: string | undefined;
-  kind?: PolicyKind | undefined;
+  kind?: PolicySetKind | undefined;
   versioned?: boolean | undefined;
   limit: number;
   offset: number;
@@ -608,7 +614,7 @@ export class Storage {
       organization: String(row.organization),
       name: String(row.name),
       description: row.description === null ? null : String(row.description),
-      kind: row.kind === "opa" ? "opa" : "sentinel",
+      kind: policySetKinds.find((kind) => kind === row.kind) ?? "sentinel",
       global: row.global === 1,
       overridable: row.overridable === null ? null : row.overridable === 1,
       agentEnabled: row.agent_enabled === 1,
@@ -1117,7 +1123,7 @@ const policySetColumns = `id, organization, name, description, kind, global, ove
 function nameAndKindConditions(query: {
   organization: string;
   search?: string | undefined;
-  kind?: PolicyKind | undefined;
+  kind?: PolicySetKind | undefined;
 }) {
   const conditions = ["organization = ?"];
   const params: SQLInputValue[] = [query.organization];

@@ -138,7 +138,11 @@ describe.skipIf(!goAvailable && !process.env.CI)("go-tfe against the local serve
     const server = await startServer({ seed });
     try {
       // Over http the provider reaches the API through a CLI config host block, which disco takes as forced services.
-      await expectAllOk(binary, server, { CONFORMANCE_RATE_LIMIT: "" }, ["disco.ForceHostServices"]);
+      const rows = await expectAllOk(binary, server, { CONFORMANCE_RATE_LIMIT: "" }, ["disco.ForceHostServices"]);
+      // Terraform policy, go-tfe's TFPolicy kind: a set made, listed by kind, and a version of its files ready.
+      for (const check of ["tfpolicy", "filter[kind]=tfpolicy", "a Terraform policy folder: ready"]) {
+        expect(rows.map((row) => row.check)).toContain(check);
+      }
     } finally {
       await server.close();
     }

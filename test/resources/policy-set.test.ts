@@ -871,3 +871,127 @@ async function capturedStderr<T>(work: () => Promise<T>): Promise<{ result: T; s
     spy.mockRestore();
   }
 }
+
+describe("PolicySet: a Terraform policy set (tfpolicy)", () => {
+  const tfpolicy = (overrides: Record<string, unknown> = {}) => ({
+    name: "terraform-policy",
+    directory: join(examples, "terraform-policy"),
+    ...overrides,
+  });
+
+  it("infers the kind from .policy.hcl files, records each block's level and what it enforces, and deploys ready", async () => {
+    const inputs = await checked(tfpolicy());
+    expect(inputs).toMatchObject({
+      kind: "tfpolicy",
+      overridable: null,
+      folderPolicies: {
+        "resource_policy.aws_s3_bucket.require_owner_tag": "mandatory",
+        "resource_policy.aws_s3_bucket_public_access_block.all_public_access_blocked": "mandatory_overridable",
+      },
+      policyBlocks: {
+        "resource_policy.aws_s3_bucket.require_owner_tag": {
+          enforce: 1,
+          operations: ["create", "no-op", "update"],
+          filter: null,
+        },
+      },
+    });
+    const { id, outs } = await provider.create(inputs);
+    expect((await client.policySets.read(id)).kind).toBe("tfpolicy");
+    const version = await client.policySets.readVersion(outs.currentVersionId as string);
+    expect(version.status).toBe("ready");
+    expect((await provider.read(id, outs)).props).toMatchObject({
+      kind: "tfpolicy",
+      folderPolicies: inputs.folderPolicies,
+    });
+  });
+
+  it("fails preview on a broken file naming file and line, with zero requests", async () => {
+    const directory = folderCopy("terraform-policy");
+    writeFileSync(join(directory, "require-tags.policy.hcl"), 'resource_policy "aws_s3_bucket" "x" {\n  enforce {\n');
+    server.requestLog.clear();
+    const failures = await reasons(tfpolicy({ directory }));
+    expect(failures).toEqual([expect.stringMatching(/^directory: directory .*: require-tags\.policy\.hcl:\d+,\d+/)]);
+    expect(server.requestLog.entries()).toEqual([]);
+  });
+
+  it("refuses a lowered level, a removed enforce, a dropped operation, a new filter and a parameter that lowers an input's level, unless allowed", async () => {
+    const before = (await checked(tfpolicy())) as unknown as Record<string, unknown>;
+    const directory = folderCopy("terraform-policy");
+    const file = (name: string) => join(directory, name);
+    const edit = (name: string, from: string | RegExp, to: string) => {
+      const text = readFileSync(file(name), "utf8");
+      const changed = text.replace(from, to);
+      expect(changed).not.toBe(text);
+      writeFileSync(file(name), changed);
+    };
+    edit("block-public-buckets.policy.hcl", '"mandatory_overridable"', '"advisory"');
+    edit("block-public-buckets.policy.hcl", '["create", "update"]', '["create"]');
+    edit("require-tags.policy.hcl", "  enforce {", '  filter = attrs.bucket != "logs"\n\n  enforce {');
+    const weakened = await reasons(
+      tfpolicy({ directory, parameters: { require_tags_level: { value: "advisory", sensitive: false } } }),
+      before,
+    );
+    expect(weakened).toHaveLength(1);
+    for (const part of [
+      'policy "resource_policy.aws_s3_bucket_public_access_block.all_public_access_blocked" goes from mandatory_overridable to advisory',
+      "resource_policy.aws_s3_bucket_public_access_block.all_public_access_blocked no longer applies to update",
+      'policy "resource_policy.aws_s3_bucket.require_owner_tag" goes from mandatory to advisory',
+      'resource_policy.aws_s3_bucket.require_owner_tag gains a filter, attrs.bucket != "logs"',
+    ]) {
+      expect(weakened[0]).toContain(part);
+    }
+    const withoutEnforce = folderCopy("terraform-policy");
+    const twice = readFileSync(join(examples, "terraform-policy", "require-tags.policy.hcl"), "utf8").replace(
+      /( {2}enforce \{[\s\S]*?\n {2}\}\n)/,
+      "$1\n$1",
+    );
+    writeFileSync(join(withoutEnforce, "require-tags.policy.hcl"), twice);
+    const two = (await checked(tfpolicy({ directory: withoutEnforce }))) as unknown as Record<string, unknown>;
+    expect(await reasons(tfpolicy(), two)).toEqual([
+      expect.stringContaining("resource_policy.aws_s3_bucket.require_owner_tag loses 1 enforce block (2 to 1)"),
+    ]);
+    expect(await reasons(tfpolicy({ directory, allowWeakening: true }), before)).toEqual([]);
+  });
+
+  it("needs a parameter for an input without a default, refuses overridable, and warns of a parameter no input reads", async () => {
+    const directory = folderCopy("terraform-policy");
+    writeFileSync(
+      join(directory, "owner.policy.hcl"),
+      'input "owner_team" {\n  type = string\n}\n\nresource_policy "aws_s3_bucket" "owner" {\n  enforce {\n    condition = core::try(attrs.tags.Team, "") == input.owner_team\n  }\n}\n',
+    );
+    expect(await reasons(tfpolicy({ directory }))).toEqual([
+      expect.stringMatching(
+        /owner\.policy\.hcl:1: input "owner_team" has no default, and the set has no parameter "owner_team"/,
+      ),
+    ]);
+    const stderr = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      expect(
+        await reasons(
+          tfpolicy({
+            directory,
+            parameters: {
+              owner_team: { value: "platform", sensitive: false },
+              unread: { value: "1", sensitive: false },
+            },
+          }),
+        ),
+      ).toEqual([]);
+      expect(stderr.mock.calls.flat().join("\n")).toContain(
+        'parameters.unread: no policy file declares input "unread"',
+      );
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(await reasons(tfpolicy({ overridable: true }))).toEqual([
+      expect.stringMatching(/^overridable: overridable does not apply to a Terraform policy set/),
+    ]);
+  });
+
+  it("refuses individual policies in a Terraform policy set: its code lives in its versions only", async () => {
+    expect(await reasons({ kind: "tfpolicy", directory: undefined, policyIds: ["pol-u3S5p2Uwk21keu1s"] })).toEqual([
+      expect.stringMatching(/^policyIds: a Terraform policy set holds no individual policies .*\(directory\)/),
+    ]);
+  });
+});

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { Header } from "tar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packFiles } from "../../src/policy-code/archive";
+import { collectFolder, packFiles } from "../../src/policy-code/archive";
 import { type RunningServer, startServer } from "../../src/server";
 import { Storage } from "../../src/server/storage";
 import { call, createPolicy, organization, seed, settledVersion, start } from "./helpers";
@@ -164,6 +164,50 @@ describe("policy set versions: an uploaded folder", () => {
     ]);
     await upload(version.upload, packFiles(folder));
     expect((await settled(version.id)).attributes.status).toBe("ready");
+  });
+
+  it("reads a Terraform policy folder: ready with policy files; errored without one, or with one that does not parse", async () => {
+    const setId = await newSet("versioned-tfpolicy", "tfpolicy");
+    const shown = await call(server, "GET", `/api/v2/policy-sets/${setId}`);
+    expect(shown.body.data.attributes).toMatchObject({ kind: "tfpolicy", overridable: null });
+    const example = collectFolder(
+      join(__dirname, "..", "..", "examples", "quickstart", "policy-sets", "terraform-policy"),
+    );
+    const ready = await newVersion(setId);
+    await upload(ready.upload, packFiles(example.files));
+    expect((await settled(ready.id)).attributes.status).toBe("ready");
+
+    const empty = await newVersion(setId);
+    await upload(empty.upload, packFiles(new Map([["README.md", text("policies elsewhere\n")]])));
+    expect((await settled(empty.id)).attributes).toMatchObject({
+      status: "errored",
+      "error-message": expect.stringMatching(/no \.policy\.hcl file at the root of the folder/),
+    });
+    const broken = await newVersion(setId);
+    await upload(broken.upload, packFiles(new Map([["a.policy.hcl", text('resource_policy "x" "y" {\n')]])));
+    expect((await settled(broken.id)).attributes).toMatchObject({
+      status: "errored",
+      "error-message": expect.stringMatching(/^a\.policy\.hcl:\d+,\d+/),
+    });
+    expect(
+      (await call(server, "GET", `/api/v2/policy-sets/${setId}`)).body.data.relationships["current-version"].data.id,
+    ).toBe(ready.id);
+    const listed = await call(
+      server,
+      "GET",
+      `/api/v2/organizations/${organization}/policy-sets?filter%5Bkind%5D=tfpolicy`,
+    );
+    expect(listed.body.data.map((set: { id: string }) => set.id)).toEqual([setId]);
+  });
+
+  it("refuses a Terraform policy on the Policies API, saying where its code lives", async () => {
+    const answer = await call(server, "POST", `/api/v2/organizations/${organization}/policies`, {
+      body: {
+        data: { type: "policies", attributes: { name: "tf", kind: "tfpolicy", "enforcement-level": "mandatory" } },
+      },
+    });
+    expect(answer.status).toBe(422);
+    expect(answer.text).toContain("its code lives in a policy set's versions");
   });
 
   it("refuses hostile archives with 422 naming the entry, and errors the version", async () => {

@@ -118,6 +118,7 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
     async (request, reply) => {
       const { organization } = request.params;
       authorize(request, organization, "managePolicies");
+      refuseTerraformPolicy(request.body);
       const { data } = parseBody(createPolicyRequest, request.body);
       const { attributes } = data;
       const kind = attributes.kind ?? "sentinel";
@@ -284,5 +285,20 @@ export function registerPolicyRoutes(app: FastifyInstance, { storage, signer, do
       if (!policy.hasCode) throw ApiError.single(404, "not found", "The policy has no code yet: upload it first.");
       return reply.redirect(signer.sign(downloadOrigin(), codePath(policy.id)), 302);
     },
+  );
+}
+
+/**
+ * A Terraform policy is no individual policy: its code lives only in a policy set's versions. Said in those words
+ * rather than as a kind outside the list, since `tfpolicy` is a kind of the service, for sets.
+ */
+function refuseTerraformPolicy(body: unknown): void {
+  const kind = (body as { data?: { attributes?: { kind?: unknown } } } | undefined)?.data?.attributes?.kind;
+  if (kind !== "tfpolicy") return;
+  throw ApiError.single(
+    422,
+    "invalid attribute",
+    "Terraform policy (tfpolicy) is not a kind of individual policy: its code lives in a policy set's versions; create a policy set of kind tfpolicy and upload its folder",
+    { pointer: "/data/attributes/kind" },
   );
 }

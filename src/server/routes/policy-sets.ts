@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { JsonApiErrorObject } from "../../contract/jsonapi";
 import { jsonApiMediaType } from "../../contract/jsonapi";
-import { defaultPageSize, kindPhrase, maxPageSize, policyKinds } from "../../contract/policies";
+import { defaultPageSize, kindPhrase, maxPageSize, policySetKinds } from "../../contract/policies";
 import {
   createParameterRequest,
   createPolicySetRequest,
@@ -271,7 +271,7 @@ export function registerPolicySetRoutes(app: FastifyInstance, context: AppContex
       const { items, totalCount } = storage.listPolicySets({
         organization,
         search: query["search[name]"],
-        kind: oneOf(query, "filter[kind]", policyKinds),
+        kind: oneOf(query, "filter[kind]", policySetKinds),
         versioned: versioned === undefined ? undefined : versioned === "true",
         limit: page.pageSize,
         offset: page.offset,
@@ -506,6 +506,14 @@ function settingProblems(kind: string, agentEnabled: boolean, attributes: Settab
       invalidAttribute(["data", "attributes", "agent-enabled"], "cannot be false: OPA sets always run in the agent"),
     );
   }
+  if (kind === "tfpolicy" && attributes.overridable === true) {
+    problems.push(
+      invalidAttribute(
+        ["data", "attributes", "overridable"],
+        "does not apply to a Terraform policy set: each policy block's enforcement_level says whether it may be overridden (mandatory_overridable)",
+      ),
+    );
+  }
   if (kind === "sentinel" && !agentEnabled && attributes.overridable === true) {
     problems.push(
       invalidAttribute(
@@ -518,7 +526,7 @@ function settingProblems(kind: string, agentEnabled: boolean, attributes: Settab
 }
 
 function overridableOf(kind: string, agentEnabled: boolean, given: boolean | null | undefined): boolean | null {
-  if (kind === "sentinel" && !agentEnabled) return null;
+  if ((kind === "sentinel" && !agentEnabled) || kind === "tfpolicy") return null;
   return given ?? false;
 }
 
@@ -661,15 +669,16 @@ function registerParameterRoutes(app: FastifyInstance, storage: Storage): void {
   app.post<SetParams>(
     base,
     jsonApiEndpoint({
-      summary: "Create a parameter of a Sentinel policy set",
+      summary: "Create a parameter of a Sentinel or Terraform policy set",
       request: createParameterRequest,
       success: { status: 201, description: "Created", schema: parameterDocument },
     }),
     async (request, reply) => {
       const policySet = loadPolicySet(storage, request, "managePolicies");
       const { attributes } = parseBody(createParameterRequest, request.body).data;
-      if (policySet.kind !== "sentinel") {
-        throw ApiError.single(422, "invalid attribute", "parameters are for Sentinel sets only", {
+      // Sentinel's params and Terraform policy's inputs read parameters; OPA sets take none.
+      if (policySet.kind === "opa") {
+        throw ApiError.single(422, "invalid attribute", "parameters are for Sentinel and Terraform policy sets", {
           pointer: "/data/attributes/key",
         });
       }

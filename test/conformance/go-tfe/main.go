@@ -95,7 +95,9 @@ func main() {
 	if err == nil {
 		s.rateLimitHeader(os.Getenv("CONFORMANCE_RATE_LIMIT"))
 		s.policies()
-		s.policySets(fmt.Sprintf("%d", time.Now().UnixNano()))
+		stamp := fmt.Sprintf("%d", time.Now().UnixNano())
+		s.policySets(stamp)
+		s.terraformPolicy(stamp)
 		s.registry(module[0], module[1], module[2])
 		s.discovery()
 	}

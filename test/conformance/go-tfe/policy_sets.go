@@ -107,50 +107,48 @@ func (s *suite) scope(setID string, workspace *tfe.Workspace, project *tfe.Proje
 
 // versions: a folder uploaded as go-tfe packs it becomes ready and current; a broken one errors and leaves the
 // ready one current.
+// uploadVersion makes a version of the set, uploads the folder of files (go-slug packs it) and waits until it
+// settles.
+func (s *suite) uploadVersion(setID string, files map[string]string) (*tfe.PolicySetVersion, error) {
+	ctx := s.ctx
+	version, err := s.client.PolicySetVersions.Create(ctx, setID)
+	s.check("PolicySetVersions.Create", "pending, with an upload link", guarded(err, func() error {
+		return expect(version.Status == tfe.PolicySetVersionPending && version.Links["upload"] != nil, "got %+v", *version)
+	}))
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "gotfe-policy-set-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	for path, content := range files {
+		full := filepath.Join(dir, path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	err = s.client.PolicySetVersions.Upload(ctx, *version, dir)
+	s.check("PolicySetVersions.Upload", fmt.Sprintf("%d files, packed by go-slug, to the link", len(files)), err)
+	if err != nil {
+		return nil, err
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		version, err = s.client.PolicySetVersions.Read(ctx, version.ID)
+		if err != nil || version.Status == tfe.PolicySetVersionReady || version.Status == tfe.PolicySetVersionErrored {
+			return version, err
+		}
+	}
+	return version, fmt.Errorf("still %s after 10s", version.Status)
+}
+
 func (s *suite) versions(setID string) {
 	ctx := s.ctx
-	folder := func(files map[string]string) (string, error) {
-		dir, err := os.MkdirTemp("", "gotfe-policy-set-")
-		if err != nil {
-			return "", err
-		}
-		for path, content := range files {
-			full := filepath.Join(dir, path)
-			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-				return "", err
-			}
-			if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-				return "", err
-			}
-		}
-		return dir, nil
-	}
-	upload := func(files map[string]string) (*tfe.PolicySetVersion, error) {
-		version, err := s.client.PolicySetVersions.Create(ctx, setID)
-		s.check("PolicySetVersions.Create", "pending, with an upload link", guarded(err, func() error {
-			return expect(version.Status == tfe.PolicySetVersionPending && version.Links["upload"] != nil, "got %+v", *version)
-		}))
-		if err != nil {
-			return nil, err
-		}
-		dir, err := folder(files)
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		err = s.client.PolicySetVersions.Upload(ctx, *version, dir)
-		s.check("PolicySetVersions.Upload", fmt.Sprintf("%d files, packed by go-slug, to the link", len(files)), err)
-		if err != nil {
-			return nil, err
-		}
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			version, err = s.client.PolicySetVersions.Read(ctx, version.ID)
-			if err != nil || version.Status == tfe.PolicySetVersionReady || version.Status == tfe.PolicySetVersionErrored {
-				return version, err
-			}
-		}
-		return version, fmt.Errorf("still %s after 10s", version.Status)
-	}
+	upload := func(files map[string]string) (*tfe.PolicySetVersion, error) { return s.uploadVersion(setID, files) }
 	ready, err := upload(map[string]string{
 		"sentinel.hcl":                      "module \"functions\" {\n  source = \"./modules/functions.sentinel\"\n}\n\npolicy \"check\" {\n  enforcement_level = \"hard-mandatory\"\n}\n",
 		"check.sentinel":                    "import \"functions\"\nmain = rule { true }\n",
@@ -218,4 +216,37 @@ func (s *suite) parameters(setID string) {
 		_, err := s.client.PolicySetParameters.Read(ctx, setID, plain.ID)
 		return expect(errors.Is(err, tfe.ErrResourceNotFound), "read after delete: %v", err)
 	}))
+}
+
+// terraformPolicy: a set of the third kind (go-tfe's TFPolicy), listed by kind, with a version uploaded from a folder
+// of a policy file and its test, read back ready.
+func (s *suite) terraformPolicy(stamp string) {
+	ctx := s.ctx
+	name := "gotfe-tfpolicy-" + stamp
+	created, err := s.client.PolicySets.Create(ctx, s.organization, tfe.PolicySetCreateOptions{
+		Name: tfe.String(name), Kind: tfe.TFPolicy,
+	})
+	s.check("PolicySets.Create", "tfpolicy", guarded(err, func() error {
+		return expect(created.Kind == tfe.TFPolicy && created.Overridable == nil, "got %+v", *created)
+	}))
+	if err != nil {
+		return
+	}
+	list, err := s.client.PolicySets.List(ctx, s.organization, &tfe.PolicySetListOptions{Search: "gotfe-", Kind: tfe.TFPolicy})
+	s.check("PolicySets.List", "filter[kind]=tfpolicy", guarded(err, func() error {
+		return expect(len(list.Items) == 1 && list.Items[0].ID == created.ID, "got %d sets", len(list.Items))
+	}))
+	version, err := s.uploadVersion(created.ID, map[string]string{
+		"require-tags.policy.hcl":     "resource_policy \"aws_s3_bucket\" \"owner\" {\n  enforcement_level = \"advisory\"\n  enforce {\n    condition = core::try(attrs.tags.Owner, \"\") != \"\"\n  }\n}\n",
+		"require-tags.policytest.hcl": "resource \"aws_s3_bucket\" \"tagged\" {\n  attrs = { tags = { Owner = \"x\" } }\n}\n",
+	})
+	s.check("PolicySetVersions.Read", "a Terraform policy folder: ready", guarded(err, func() error {
+		read, err := s.client.PolicySetVersions.Read(ctx, version.ID)
+		if err != nil {
+			return err
+		}
+		return expect(read.Status == tfe.PolicySetVersionReady, "status %s: %s", read.Status, read.ErrorMessage)
+	}))
+	err = s.client.PolicySets.Delete(ctx, created.ID)
+	s.check("PolicySets.Delete", "tfpolicy", err)
 }

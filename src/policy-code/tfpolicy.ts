@@ -1,0 +1,537 @@
+import { posix } from "node:path";
+import { closestName } from "../contract/names";
+import { tfPolicyLevels } from "../contract/policies";
+import { type HclBlock, lineOf, parseBlocks } from "./hcl";
+import { decodeUtf8 } from "./sentinel";
+
+/**
+ * A Terraform policy (`tfpolicy`) set's folder, read as the service reads it and checked against HashiCorp's schema
+ * for these files (`github.com/hashicorp/terraform-schema`, `schema/policy` and `schema/policytest`, 1.16): every
+ * `*.policy.hcl` at the set's root (or policies path) is a policy file, evaluated on its own; `*.policytest.hcl`
+ * files anywhere are its tests. There is no set-level configuration file. Nothing here evaluates an expression:
+ * the `tfpolicy` command that runs tests is closed source, so the checks are of structure, values written as
+ * literals, and references between files.
+ */
+
+export type FolderFiles = ReadonlyMap<string, Uint8Array>;
+
+export const policyFileSuffix = ".policy.hcl";
+export const policyTestFileSuffix = ".policytest.hcl";
+
+/** One policy block as a later change is compared with it. */
+export interface TfPolicyBlock {
+  /** `resource_policy.aws_s3_bucket.require_tags`, with the file it is in where two files share it. */
+  address: string;
+  /** The level it runs at: written, its input's parameter or default, or `mandatory` when left out. */
+  level: string;
+  /** Where the level comes from, for messages: `enforcement_level`, `parameter "x"`, `input "x" default`. */
+  levelFrom: string;
+  enforce: number;
+  /** `resource_policy` only: the operations it applies to (the default when left out). */
+  operations: string[] | null;
+  /** The filter as written, or null: a filter added where there was none narrows the policy. */
+  filter: string | null;
+}
+
+export interface TfPolicyInput {
+  file: string;
+  hasDefault: boolean;
+  sensitive: boolean;
+}
+
+export interface TfPolicyFolder {
+  blocks: TfPolicyBlock[];
+  /** Every input, by name, of every policy file (a parameter of that name reaches each). */
+  inputs: Map<string, TfPolicyInput[]>;
+  policyFiles: string[];
+  testFiles: string[];
+  /** What fails the set: each names the file, line and block. */
+  problems: string[];
+  /** The part of `problems` the service itself refuses at ingress (no policy file, one that does not parse). */
+  unreadable: string[];
+  /** What is worth saying and fails nothing (a policy file in a subfolder, which the service does not read). */
+  warnings: string[];
+}
+
+const operationsDefault = ["create", "update", "no-op"];
+const knownOperations = ["create", "update", "delete", "no-op"];
+
+/** What a body may hold: attributes (required or not), nested blocks with their label count and bounds. */
+interface BodySchema {
+  attributes?: Record<string, { required?: true }>;
+  /** Any attribute name (the entries of `locals`, `inputs`, `required_providers`, `plugins`). */
+  anyAttribute?: true;
+  blocks?: Record<string, BlockSchema>;
+}
+
+interface BlockSchema {
+  labels: number;
+  /** What the labels are, for messages: `"<resource type>" "<name>"`. */
+  labelNames?: string;
+  max?: number;
+  min?: number;
+  body: BodySchema;
+}
+
+const anyAttributes: BodySchema = { anyAttribute: true };
+const terraformConfig: BlockSchema = { labels: 0, max: 1, body: { attributes: { required_version: {} } } };
+const plugins: BlockSchema = { labels: 0, max: 1, body: anyAttributes };
+
+function policyBlockBody(withOperations: boolean): BodySchema {
+  return {
+    attributes: {
+      filter: {},
+      enforcement_level: {},
+      ...(withOperations ? { operations: {} } : {}),
+    },
+    blocks: {
+      enforce: {
+        labels: 0,
+        min: 1,
+        body: { attributes: { condition: { required: true }, error_message: {}, info_message: {} } },
+      },
+      locals: { labels: 0, max: 1, body: anyAttributes },
+    },
+  };
+}
+
+/** `*.policy.hcl` (schema/policy, 1.16). */
+const policyFileSchema: BodySchema = {
+  blocks: {
+    policy: {
+      labels: 0,
+      max: 1,
+      body: {
+        blocks: {
+          terraform_config: terraformConfig,
+          plugins,
+          required_providers: { labels: 0, max: 1, body: anyAttributes },
+        },
+      },
+    },
+    input: {
+      labels: 1,
+      labelNames: '"<name>"',
+      body: { attributes: { type: { required: true }, default: {}, description: {}, nullable: {}, sensitive: {} } },
+    },
+    locals: { labels: 0, body: anyAttributes },
+    resource_policy: { labels: 2, labelNames: '"<resource type>" "<name>"', body: policyBlockBody(true) },
+    provider_policy: { labels: 2, labelNames: '"<provider>" "<name>"', body: policyBlockBody(false) },
+    module_policy: { labels: 2, labelNames: '"<module source>" "<name>"', body: policyBlockBody(false) },
+  },
+};
+
+const mockInputs: BlockSchema = { labels: 0, max: 1, body: anyAttributes };
+function mockBlock(labelNames: string, attributes: string[]): BlockSchema {
+  return {
+    labels: 2,
+    labelNames,
+    body: {
+      attributes: Object.fromEntries(["expect_failure", "skip", ...attributes].map((name) => [name, {}])),
+      blocks: { inputs: mockInputs },
+    },
+  };
+}
+
+/** `*.policytest.hcl` (schema/policytest, 1.16). */
+const policyTestFileSchema: BodySchema = {
+  blocks: {
+    policytest: {
+      labels: 0,
+      max: 1,
+      body: { attributes: { targets: {} }, blocks: { terraform_config: terraformConfig, plugins } },
+    },
+    inputs: { labels: 0, max: 1, body: anyAttributes },
+    locals: { labels: 0, body: anyAttributes },
+    resource: mockBlock('"<resource type>" "<test case>"', ["attrs", "prior_attrs", "meta"]),
+    provider: mockBlock('"<provider>" "<test case>"', ["attrs", "meta"]),
+    module: mockBlock('"<module source>" "<test case>"', ["attrs", "meta"]),
+    data: {
+      labels: 2,
+      labelNames: '"<data source type>" "<name>"',
+      body: { attributes: { attrs: { required: true } } },
+    },
+  },
+};
+
+function labelCounts(schema: BodySchema): Record<string, number> {
+  return Object.fromEntries(Object.entries(schema.blocks ?? {}).map(([type, block]) => [type, block.labels]));
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Nested blocks come from hcl2json as arrays of objects; anything else is an attribute. */
+function isBlockList(value: unknown): value is Record<string, unknown>[] {
+  return Array.isArray(value) && value.length > 0 && value.every(isObject);
+}
+
+/** A literal string as hcl2json gives it, or undefined for an expression. */
+function literal(value: unknown): string | undefined {
+  return typeof value === "string" && !value.includes("${") ? value : undefined;
+}
+
+/** An attribute as written in the file: hcl2json wraps an expression in `${...}`, which no reader wrote. */
+function asWritten(value: unknown): string {
+  if (typeof value !== "string") return JSON.stringify(value);
+  const wrapped = /^\$\{([\s\S]*)\}$/.exec(value)?.[1];
+  return wrapped !== undefined && !wrapped.includes("${") ? wrapped.trim() : value;
+}
+
+/** `${input.name}` alone: the input's name. */
+function inputReference(value: unknown): string | undefined {
+  return typeof value === "string" ? /^\$\{\s*input\.([A-Za-z_][\w-]*)\s*\}$/.exec(value)?.[1] : undefined;
+}
+
+/**
+ * Reads a Terraform policy set's folder. `parameters` are the set's (by key; a value parsed as JSON where it parses,
+ * as the service does): they resolve levels written as `input.<name>`. `policiesPath` is where the set's folder is
+ * within `files` (a repository read from version control), "" for an uploaded folder.
+ */
+export async function readTfPolicyFolder(
+  files: FolderFiles,
+  options: { parameters?: Readonly<Record<string, string | undefined>>; policiesPath?: string } = {},
+): Promise<TfPolicyFolder> {
+  const base = posix.normalize((options.policiesPath ?? "").replace(/\\/g, "/")).replace(/^\.\/?$|^\.\/|\/$/g, "");
+  const prefix = base ? `${base}/` : "";
+  const folder: TfPolicyFolder = {
+    blocks: [],
+    inputs: new Map(),
+    policyFiles: [],
+    testFiles: [],
+    problems: [],
+    unreadable: [],
+    warnings: [],
+  };
+  const inFolder = [...files.keys()].filter((path) => path.startsWith(prefix)).sort();
+  for (const path of inFolder) {
+    const relative = path.slice(prefix.length);
+    if (relative.endsWith(policyFileSuffix)) {
+      if (relative.includes("/")) {
+        folder.warnings.push(
+          `${path} is in a subfolder: the service reads only the ${policyFileSuffix} files at the set's root` +
+            `${base ? ` (policies path ${base})` : ""}, so it is not evaluated`,
+        );
+      } else folder.policyFiles.push(path);
+    } else if (relative.endsWith(policyTestFileSuffix)) folder.testFiles.push(path);
+    else if (/\.policy(test)?\.json$/.test(relative)) {
+      folder.warnings.push(
+        `${path}: the service reads the HCL form (${policyFileSuffix}) only, so it is not evaluated`,
+      );
+    }
+  }
+  if (folder.policyFiles.length === 0) {
+    const nested = inFolder.filter((path) => path.endsWith(policyFileSuffix)).length;
+    unreadable(
+      folder,
+      `no ${policyFileSuffix} file at the ${base ? `policies path ${base}` : "root of the folder"}, which a ` +
+        "Terraform policy set evaluates" +
+        (nested > 0
+          ? `; ${nested} in subfolders, which the service does not read: point ${base ? "policiesPath" : "directory"} at the folder that holds them`
+          : ": a set without one enforces nothing"),
+    );
+  }
+  for (const path of folder.policyFiles) await readPolicyFile(folder, files, path, options.parameters ?? {});
+  for (const path of folder.testFiles) await readTestFile(folder, files, path);
+  return folder;
+}
+
+/** The file's text and top-level blocks, or undefined with the problem recorded. */
+async function parsed(
+  folder: TfPolicyFolder,
+  files: FolderFiles,
+  path: string,
+  schema: BodySchema,
+): Promise<{ text: string; blocks: HclBlock[] } | undefined> {
+  const text = decodeUtf8(files.get(path) as Uint8Array);
+  if (text === undefined) {
+    unreadable(folder, `${path} is not valid UTF-8: save it as UTF-8`);
+    return undefined;
+  }
+  try {
+    return { text, blocks: await parseBlocks(path, text, labelCounts(schema)) };
+  } catch (error) {
+    unreadable(folder, (error as Error).message);
+    return undefined;
+  }
+}
+
+function unreadable(folder: TfPolicyFolder, problem: string): void {
+  folder.problems.push(problem);
+  folder.unreadable.push(problem);
+}
+
+async function readPolicyFile(
+  folder: TfPolicyFolder,
+  files: FolderFiles,
+  path: string,
+  parameters: Readonly<Record<string, string | undefined>>,
+): Promise<void> {
+  const file = await parsed(folder, files, path, policyFileSchema);
+  if (!file) return;
+  const { text, blocks } = file;
+  const problems = checkBlocks(path, text, blocks, policyFileSchema, "a policy file");
+  folder.problems.push(...problems);
+  const inputs = new Map<string, FileInput>();
+  for (const block of blocks.filter((each) => each.type === "input" && each.labels.length === 1)) {
+    const name = block.labels[0] as string;
+    const entry: FileInput = {
+      hasDefault: Object.hasOwn(block.body, "default"),
+      defaultValue: block.body.default,
+      sensitive: block.body.sensitive === true,
+      line: lineOf(text, block),
+    };
+    inputs.set(name, entry);
+    folder.inputs.set(name, [
+      ...(folder.inputs.get(name) ?? []),
+      { file: path, hasDefault: entry.hasDefault, sensitive: entry.sensitive },
+    ]);
+    if (!entry.hasDefault && !Object.hasOwn(parameters, name)) {
+      folder.problems.push(
+        `${path}:${entry.line ?? "?"}: input "${name}" has no default, and the set has no parameter "${name}": ` +
+          `add one (parameters: { ${JSON.stringify(name)}: ... }) or give the input a default; a workspace ` +
+          "variable of that name would serve only the workspaces that have it",
+      );
+    }
+  }
+  for (const block of blocks) {
+    if (!["resource_policy", "provider_policy", "module_policy"].includes(block.type) || block.labels.length !== 2) {
+      continue;
+    }
+    const at = `${path}:${lineOf(text, block) ?? "?"}: ${block.type} ${block.labels.map((label) => JSON.stringify(label)).join(" ")}`;
+    const level = effectiveLevel(block, inputs, parameters, (problem) => folder.problems.push(`${at}: ${problem}`));
+    const operations =
+      block.type === "resource_policy"
+        ? checkedOperations(block, (problem) => folder.problems.push(`${at}: ${problem}`))
+        : null;
+    const address = `${block.type}.${block.labels.join(".")}`;
+    const shared = folder.blocks.some((other) => other.address === address);
+    folder.blocks.push({
+      address: shared ? `${address} (${path})` : address,
+      level: level.level,
+      levelFrom: level.from,
+      enforce: isBlockList(block.body.enforce) ? block.body.enforce.length : 0,
+      operations,
+      filter: block.body.filter === undefined ? null : asWritten(block.body.filter),
+    });
+  }
+  const policyBlocks = blocks.filter((block) => block.type === "policy" && block.labels.length === 0);
+  for (const block of policyBlocks) checkPlugins(folder, files, path, text, block);
+}
+
+/** An input as its own file declares it. */
+interface FileInput {
+  hasDefault: boolean;
+  defaultValue: unknown;
+  sensitive: boolean;
+  line: number | undefined;
+}
+
+function effectiveLevel(
+  block: HclBlock,
+  inputs: ReadonlyMap<string, FileInput>,
+  parameters: Readonly<Record<string, string | undefined>>,
+  fail: (problem: string) => void,
+): { level: string; from: string } {
+  const written = block.body.enforcement_level;
+  if (written === undefined) return { level: "mandatory", from: "the default" };
+  const checked = (value: unknown, from: string) => {
+    if (typeof value === "string" && (tfPolicyLevels as readonly string[]).includes(value))
+      return { level: value, from };
+    fail(
+      `enforcement_level ${JSON.stringify(value)} (${from}) is not a level of Terraform policy: use ` +
+        `${tfPolicyLevels.join(", ")}${typeof value === "string" && closestName(value, tfPolicyLevels) ? ` (did you mean ${closestName(value, tfPolicyLevels)}?)` : ""}`,
+    );
+    return { level: String(value), from };
+  };
+  const literalLevel = literal(written);
+  if (literalLevel !== undefined) return checked(literalLevel, "enforcement_level");
+  const input = inputReference(written);
+  if (input === undefined) {
+    // An expression the checks cannot evaluate: recorded as written, compared with nothing.
+    return { level: String(written), from: "an expression" };
+  }
+  const declared = inputs.get(input);
+  if (!declared) {
+    fail(
+      `enforcement_level reads input.${input}, which this file does not declare: add input "${input}" { type = string, default = "mandatory" }`,
+    );
+    return { level: String(written), from: `input "${input}"` };
+  }
+  if (Object.hasOwn(parameters, input)) {
+    const value = parameters[input];
+    // A parameter that is another resource's output: its level is known at apply.
+    if (value === undefined) return { level: String(written), from: `parameter "${input}", not known yet` };
+    return checked(parameterValue(value), `parameter "${input}"`);
+  }
+  // No default and no parameter: reported once, for the input.
+  if (!declared.hasDefault) return { level: String(written), from: `input "${input}"` };
+  return checked(declared.defaultValue, `input "${input}" default`);
+}
+
+/** What the service makes of a parameter's value: JSON where it parses, else the text. */
+export function parameterValue(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+function checkedOperations(block: HclBlock, fail: (problem: string) => void): string[] {
+  const written = block.body.operations;
+  if (written === undefined) return [...operationsDefault].sort();
+  if (!Array.isArray(written) || !written.every((operation) => literal(operation) !== undefined)) {
+    // An expression: recorded as written, compared with nothing.
+    return [String(written)];
+  }
+  const operations = written as string[];
+  for (const operation of operations) {
+    if (!knownOperations.includes(operation)) {
+      const near = closestName(operation, knownOperations);
+      fail(
+        `operations: "${operation}" is not an operation: use ${knownOperations.join(", ")}${near ? ` (did you mean ${near}?)` : ""}`,
+      );
+    }
+  }
+  if (operations.includes("delete") && (operations.includes("create") || operations.includes("no-op"))) {
+    fail(
+      'operations: "delete" combines with neither "create" nor "no-op" (a resource being deleted is neither): list it in a policy of its own',
+    );
+  }
+  if (operations.length === 0)
+    fail("operations is empty: the policy would apply to nothing; leave it out for create, update and no-op");
+  return [...operations].sort();
+}
+
+function checkPlugins(folder: TfPolicyFolder, files: FolderFiles, path: string, text: string, block: HclBlock) {
+  const declared = isBlockList(block.body.plugins) ? block.body.plugins : [];
+  for (const entries of declared) {
+    for (const [label, value] of Object.entries(entries)) {
+      const source = isObject(value) ? literal(value.source) : literal(value);
+      if (source === undefined) continue;
+      const target = posix.normalize(posix.join(posix.dirname(path), source));
+      if (!files.has(target)) {
+        folder.problems.push(
+          `${path}:${lineOf(text, block, label) ?? "?"}: policy: plugin "${label}": ${source} is not in the set's folder ` +
+            `(resolved to ${target}): commit the plugin's binary beside the policies, or fix the path`,
+        );
+      }
+    }
+  }
+}
+
+async function readTestFile(folder: TfPolicyFolder, files: FolderFiles, path: string): Promise<void> {
+  const file = await parsed(folder, files, path, policyTestFileSchema);
+  if (!file) return;
+  const { text, blocks } = file;
+  folder.problems.push(...checkBlocks(path, text, blocks, policyTestFileSchema, "a policy test file"));
+  for (const block of blocks.filter((each) => each.type === "policytest" && each.labels.length === 0)) {
+    const targets = block.body.targets;
+    if (targets === undefined) continue;
+    if (!Array.isArray(targets) || !targets.every((target) => literal(target) !== undefined)) {
+      folder.problems.push(
+        `${path}:${lineOf(text, block, "targets") ?? "?"}: policytest: targets must be a list of paths`,
+      );
+      continue;
+    }
+    for (const target of targets as string[]) {
+      const resolved = posix.normalize(posix.join(posix.dirname(path), target)).replace(/\/$/, "");
+      const exists =
+        resolved === "." || files.has(resolved) || [...files.keys()].some((each) => each.startsWith(`${resolved}/`));
+      if (!exists) {
+        folder.problems.push(
+          `${path}:${lineOf(text, block, "targets") ?? "?"}: policytest: target ${target} is not in the set's folder ` +
+            `(resolved to ${resolved}, relative to the test file)`,
+        );
+      }
+    }
+  }
+}
+
+/** Every block and attribute against the schema: names, label counts, bounds, required attributes. */
+function checkBlocks(path: string, text: string, blocks: HclBlock[], schema: BodySchema, what: string): string[] {
+  const problems: string[] = [];
+  const known = Object.keys(schema.blocks ?? {});
+  const counts = new Map<string, number>();
+  for (const block of blocks) {
+    const line = lineOf(text, block);
+    const spec = schema.blocks?.[block.type];
+    if (!spec) {
+      const near = closestName(block.type, known);
+      const asAttribute = Object.keys(block.body).length === 1 && Object.hasOwn(block.body, "value");
+      problems.push(
+        `${path}:${line ?? "?"}: ${block.type} is not ${asAttribute ? "an attribute" : "a block"} of ${what}` +
+          `${near ? `: did you mean ${near}?` : `: it holds ${known.join(", ")} blocks`}`,
+      );
+      continue;
+    }
+    counts.set(block.type, (counts.get(block.type) ?? 0) + 1);
+    const written = block.labels.map((label) => JSON.stringify(label)).join(" ");
+    const at = `${path}:${line ?? "?"}: ${block.type}${written ? ` ${written}` : ""}`;
+    if (
+      block.labels.length !== spec.labels ||
+      (Object.keys(block.body).length === 1 && Object.hasOwn(block.body, "value") && spec.labels === 0)
+    ) {
+      problems.push(
+        `${at}: takes ${spec.labels === 0 ? "no label" : `${spec.labels} label${spec.labels === 1 ? "" : "s"}`}: write ${block.type}${spec.labelNames ? ` ${spec.labelNames}` : ""} { ... }`,
+      );
+      continue;
+    }
+    problems.push(...checkBody(at, text, block, block.body, spec.body));
+  }
+  for (const [type, count] of counts) {
+    const max = schema.blocks?.[type]?.max;
+    if (max !== undefined && count > max)
+      problems.push(`${path}: ${count} ${type} blocks: ${what} holds at most ${max}`);
+  }
+  return problems;
+}
+
+function checkBody(
+  at: string,
+  text: string,
+  block: HclBlock,
+  body: Record<string, unknown>,
+  schema: BodySchema,
+): string[] {
+  const problems: string[] = [];
+  const names = [...Object.keys(schema.attributes ?? {}), ...Object.keys(schema.blocks ?? {})];
+  for (const [name, value] of Object.entries(body)) {
+    const nested = schema.blocks?.[name];
+    if (nested) {
+      if (!isBlockList(value)) {
+        problems.push(`${at}: ${name} is a block: write ${name} { ... }`);
+        continue;
+      }
+      if (nested.max !== undefined && value.length > nested.max) {
+        problems.push(`${at}: ${value.length} ${name} blocks: at most ${nested.max}`);
+      }
+      value.forEach((inner, index) => {
+        const where = value.length > 1 ? `${at}: ${name} #${index + 1}` : `${at}: ${name}`;
+        problems.push(...checkBody(where, text, block, inner, nested.body));
+      });
+      continue;
+    }
+    if (schema.anyAttribute || Object.hasOwn(schema.attributes ?? {}, name)) {
+      if (isBlockList(value) && !schema.anyAttribute)
+        problems.push(`${at}: ${name} is an attribute: write ${name} = ...`);
+      continue;
+    }
+    const near = closestName(name, names);
+    problems.push(
+      `${at}: ${name} is not an argument here${near ? `: did you mean ${near}?` : names.length > 0 ? `: it takes ${names.join(", ")}` : ""}`,
+    );
+  }
+  for (const [name, attribute] of Object.entries(schema.attributes ?? {})) {
+    if (attribute.required && !Object.hasOwn(body, name)) problems.push(`${at}: ${name} is required`);
+  }
+  for (const [name, nested] of Object.entries(schema.blocks ?? {})) {
+    const count = isBlockList(body[name]) ? (body[name] as unknown[]).length : 0;
+    if (nested.min !== undefined && count < nested.min) {
+      problems.push(`${at}: needs at least ${nested.min} ${name} block${nested.min === 1 ? "" : "s"}`);
+    }
+  }
+  return problems;
+}

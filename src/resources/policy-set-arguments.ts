@@ -1,0 +1,154 @@
+import type { PolicySetScope } from "../client/policy-sets";
+import { type CheckFailure, type IdShape, isUnknown } from "./provider-context";
+
+// The rules of a PolicySet's arguments that need neither the folder nor the service: which parameter names hold
+// credentials, where a set's versions come from, what its ids look like.
+
+/**
+ * Parameter names that hold credentials, word by word (`github_pat`, `webhookUrl`, `api-key`; not `max_tokens`,
+ * `author`). Sentinel's configuration cannot mark a parameter sensitive, so the name is what tells: such a value
+ * must come as a secret, or it would sit in plain text in the set and in state.
+ */
+const credentialWords = new Set([
+  "token",
+  "secret",
+  "password",
+  "passwd",
+  "pwd",
+  "passphrase",
+  "credential",
+  "credentials",
+  "pat",
+  "auth",
+  "bearer",
+  "webhook",
+  "dsn",
+  "apikey",
+  "privatekey",
+  "accesskey",
+  "secretkey",
+]);
+const keyQualifiers = new Set(["api", "access", "secret", "private", "ssh", "signing", "encryption", "client"]);
+
+export function namesCredential(key: string): boolean {
+  const words = key
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+  return words.some(
+    (word, index) =>
+      credentialWords.has(word) || (word === "key" && index > 0 && keyQualifiers.has(words[index - 1] as string)),
+  );
+}
+
+/**
+ * A set that holds versions keeps where they come from: removing `directory` (or `vcsRepo`) would send nothing (the
+ * service keeps evaluating its current version) and blank the record a later weakening is compared with. Moving
+ * from one to the other is a change the service takes. Refused, with what to do instead.
+ */
+export function checkDirectoryKept(
+  failures: CheckFailure[],
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+) {
+  const uploaded = typeof olds.contentHash === "string" || typeof olds.directory === "string";
+  const fromVcs = typeof olds.vcsRepo === "object" && olds.vcsRepo !== null;
+  if ((!uploaded && !fromVcs) || news.directory !== undefined || news.vcsRepo !== undefined) return;
+  const property = fromVcs ? "vcsRepo" : "directory";
+  failures.push({
+    property,
+    reason:
+      `${property} cannot be removed from a set that holds versions: the service keeps evaluating its current ` +
+      `version (from ${String(olds.directory ?? (olds.vcsRepo as { identifier?: string } | null)?.identifier ?? "the folder")}) ` +
+      "whatever the program says. To change its policies, change the folder; to stop enforcing it, remove the " +
+      "PolicySet resource (which deletes the set); to hold individual policies instead, declare a new PolicySet",
+  });
+}
+
+/**
+ * A set read from version control: `vcsRepo` whole (an `org/repo` identifier, exactly one credential), the policies
+ * path and update patterns only with it, never with `directory` or `policyIds`. Sets the normalized inputs.
+ */
+export function checkVcs(failures: CheckFailure[], news: Record<string, unknown>, inputs: Record<string, unknown>) {
+  const given = news.vcsRepo;
+  inputs.policiesPath = news.policiesPath ?? null;
+  inputs.policyUpdatePatterns = news.policyUpdatePatterns ?? [];
+  if (given === undefined || given === null) {
+    inputs.vcsRepo = null;
+    for (const property of ["policiesPath", "policyUpdatePatterns", "vcsCheckout"] as const) {
+      if (news[property] !== undefined) {
+        failures.push({
+          property,
+          reason: `${property} goes with vcsRepo: it applies to sets read from version control`,
+        });
+      }
+    }
+    return;
+  }
+  if (isUnknown(given)) {
+    inputs.vcsRepo = given;
+    return;
+  }
+  const repo = given as Record<string, unknown>;
+  const problems: string[] = [];
+  const unknownKeys = Object.keys(repo).filter(
+    (key) => !["identifier", "branch", "ingressSubmodules", "oauthTokenId", "githubAppInstallationId"].includes(key),
+  );
+  if (unknownKeys.length > 0) problems.push(`${unknownKeys.join(", ")} is no property of vcsRepo`);
+  const { identifier, branch, ingressSubmodules, oauthTokenId, githubAppInstallationId } = repo;
+  if (!isUnknown(identifier) && (typeof identifier !== "string" || !/^[^/\s]+\/\S+$/.test(identifier))) {
+    problems.push(
+      `identifier ${JSON.stringify(identifier)} must name the repository as org/repo, e.g. "acme/policy-library"`,
+    );
+  }
+  const credentials = [oauthTokenId, githubAppInstallationId].filter((value) => value !== undefined && value !== null);
+  if (credentials.length !== 1) {
+    problems.push(
+      "needs exactly one of oauthTokenId (ot-..., the organization's VCS connection) and githubAppInstallationId (ghain-...)",
+    );
+  } else if (typeof oauthTokenId === "string" && !/^ot-[A-Za-z0-9]+$/.test(oauthTokenId)) {
+    problems.push(
+      `oauthTokenId ${JSON.stringify(oauthTokenId)} is not an OAuth token id: they look like ot-5mQ6hq8RSLKTz6hE`,
+    );
+  } else if (typeof githubAppInstallationId === "string" && !/^ghain-[A-Za-z0-9]+$/.test(githubAppInstallationId)) {
+    problems.push(
+      `githubAppInstallationId ${JSON.stringify(githubAppInstallationId)} is not an installation id: they look like ghain-5mQ6hq8RSLKTz6hE`,
+    );
+  }
+  for (const problem of problems) failures.push({ property: "vcsRepo", reason: `vcsRepo: ${problem}` });
+  if (news.directory !== undefined || (Array.isArray(news.policyIds) && news.policyIds.length > 0)) {
+    failures.push({
+      property: "vcsRepo",
+      reason:
+        "a set reads its versions from version control (vcsRepo), or from a folder (directory), or holds individual " +
+        "policies (policyIds): one of them",
+    });
+  }
+  inputs.vcsRepo = {
+    identifier,
+    branch: branch ?? null,
+    ingressSubmodules: ingressSubmodules === true,
+    oauthTokenId: oauthTokenId ?? null,
+    githubAppInstallationId: githubAppInstallationId ?? null,
+  };
+}
+
+/** The refusal of a taken set name, with every way out: each fits another cause. */
+export function setNameTakenMessage(inputs: { name: string; organization: string }, id: string | undefined): string {
+  return (
+    `a policy set named "${inputs.name}" already exists in organization "${inputs.organization}"` +
+    `${id ? ` (${id})` : ""}, and this resource did not create it. If the resource was renamed, give it its old name ` +
+    "with the aliases resource option; to manage that set here, set adoptExisting: true; if a killed pulumi up " +
+    "created it, run npx tfe-governance pending-creates --apply; else choose another name"
+  );
+}
+
+/** A list of service ids, with what it must look like. */
+export const idShapes: Record<"policyIds" | keyof PolicySetScope, IdShape> = {
+  policyIds: { what: "policy", pattern: /^pol-[A-Za-z0-9]+$/, example: "pol-u3S5p2Uwk21keu1s" },
+  workspaceIds: { what: "workspace", pattern: /^ws-[A-Za-z0-9]+$/, example: "ws-3yVQZvHzf5j3WRJ1" },
+  excludedWorkspaceIds: { what: "workspace", pattern: /^ws-[A-Za-z0-9]+$/, example: "ws-3yVQZvHzf5j3WRJ1" },
+  projectIds: { what: "project", pattern: /^prj-[A-Za-z0-9]+$/, example: "prj-3yVQZvHzf5j3WRJ1" },
+  excludedProjectIds: { what: "project", pattern: /^prj-[A-Za-z0-9]+$/, example: "prj-3yVQZvHzf5j3WRJ1" },
+};

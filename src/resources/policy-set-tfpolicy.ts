@@ -1,0 +1,95 @@
+import type { FolderFiles, PolicySetFolderSummary } from "../policy-code/policy-set-folder";
+import { readTfPolicyFolder, type TfPolicyBlock } from "../policy-code/tfpolicy";
+import { isUnknown } from "./provider-context";
+
+/** What a Terraform policy block enforces besides its level: a later change that takes any away narrows it. */
+export interface PolicyBlockShape {
+  enforce: number;
+  /** `resource_policy` only: the operations it applies to. */
+  operations: string[] | null;
+  filter: string | null;
+}
+
+/**
+ * A Terraform policy set's folder read at preview with every check of its schema, its levels resolved from the
+ * set's parameters (a value not known yet resolves nothing). Problems fail the check; warnings are said.
+ */
+export async function checkTfPolicyFolder(
+  files: FolderFiles,
+  policiesPath: string,
+  parameters: unknown,
+  fail: (problem: string) => void,
+  warn: (warning: string) => Promise<void>,
+): Promise<{ summary: PolicySetFolderSummary; blocks: Record<string, PolicyBlockShape> } | undefined> {
+  const given = parameterValues(parameters);
+  const folder = await readTfPolicyFolder(files, { parameters: given, policiesPath });
+  for (const problem of folder.problems) fail(problem);
+  for (const warning of folder.warnings) await warn(warning);
+  for (const [name, declarations] of folder.inputs) {
+    const entry = isRecord(parameters) ? parameters[name] : undefined;
+    const sensitiveInput = declarations.find((declaration) => declaration.sensitive);
+    if (sensitiveInput && isRecord(entry) && !isUnknown(entry) && entry.sensitive === false) {
+      fail(
+        `input "${name}" is sensitive (${sensitiveInput.file}), and parameters.${name} is no secret: pass it as ` +
+          "pulumi.secret(...) or config.requireSecret(...), so it is sent as sensitive and never stored in plain text",
+      );
+    }
+  }
+  if (folder.problems.length > 0) return undefined;
+  return {
+    summary: {
+      policies: Object.fromEntries(folder.blocks.map((block) => [block.address, block.level])),
+      params: [...folder.inputs.keys()],
+      queries: [],
+    },
+    blocks: Object.fromEntries(folder.blocks.map((block) => [block.address, shapeOf(block)])),
+  };
+}
+
+function shapeOf(block: TfPolicyBlock): PolicyBlockShape {
+  return { enforce: block.enforce, operations: block.operations, filter: block.filter };
+}
+
+/** The parameters' values by key, as the reader resolves levels from them; undefined where not known yet. */
+function parameterValues(parameters: unknown): Record<string, string | undefined> {
+  if (!isRecord(parameters) || isUnknown(parameters)) return {};
+  return Object.fromEntries(
+    Object.entries(parameters).map(([key, entry]) => {
+      const value = isRecord(entry) ? entry.value : undefined;
+      return [key, typeof value === "string" && !isUnknown(value) ? value : undefined];
+    }),
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * What a change of a Terraform policy set's files takes away, block by block, where the files tell it: an
+ * `enforce` removed, an operation no longer covered, a filter where there was none. A changed filter cannot be
+ * told narrower or wider without evaluating it, and is not counted. Levels and removed blocks are compared with
+ * the other kinds' (`folderPolicies`).
+ */
+export function tfPolicyWeakenings(
+  before: Readonly<Record<string, PolicyBlockShape>>,
+  after: Readonly<Record<string, PolicyBlockShape>>,
+): string[] {
+  const weakenings: string[] = [];
+  for (const [address, old] of Object.entries(before)) {
+    const now = Object.hasOwn(after, address) ? after[address] : undefined;
+    if (!now) continue;
+    if (now.enforce < old.enforce) {
+      const lost = old.enforce - now.enforce;
+      weakenings.push(
+        `${address} loses ${lost} enforce block${lost === 1 ? "" : "s"} (${old.enforce} to ${now.enforce})`,
+      );
+    }
+    if (old.operations && now.operations) {
+      const dropped = old.operations.filter((operation) => !now.operations?.includes(operation));
+      if (dropped.length > 0) weakenings.push(`${address} no longer applies to ${dropped.join(", ")}`);
+    }
+    if (old.filter === null && now.filter !== null) weakenings.push(`${address} gains a filter, ${now.filter}`);
+  }
+  return weakenings;
+}
