@@ -5,7 +5,7 @@ import { ModuleVersionDeprecation, Policy, PolicySet } from "pulumi-tfe-governan
 // or tfe:address) or the environment (TFE_TOKEN, TFE_ORGANIZATION, TFE_HOSTNAME). See README.md.
 const config = new pulumi.Config("quickstart");
 const baselinePolicySet = config.get("baselinePolicySetId");
-// The workspace the two policy sets apply to; left out, they are declared and apply nowhere yet.
+// The workspace the policy sets apply to; left out, they are declared and apply nowhere yet.
 const workspaceIds = config.get("workspaceId") ? [config.require("workspaceId")] : [];
 
 const requireTags = new Policy("require-tags", {
@@ -52,9 +52,25 @@ const opaNetwork = new PolicySet("opa-network", {
   workspaceIds,
 });
 
+// Terraform policy: each *.policy.hcl file beside its *.policytest.hcl, levels set in the files. The parameter sets
+// the level the Owner-tag policy reads from its input. HCP Terraform only: on Terraform Enterprise, leave it out with
+// `pulumi config set quickstart:terraformPolicy false`.
+const terraformPolicy =
+  config.getBoolean("terraformPolicy") === false
+    ? undefined
+    : new PolicySet("terraform-policy", {
+        description: "S3 buckets: an Owner tag, and no public access.",
+        directory: "policy-sets/terraform-policy",
+        workspaceIds,
+        parameters: { require_tags_level: "mandatory" },
+      });
+
 export const policySets = {
   sentinelBaseline: { id: sentinelBaseline.policySetId, version: sentinelBaseline.currentVersionId },
   opaNetwork: { id: opaNetwork.policySetId, version: opaNetwork.currentVersionId },
+  ...(terraformPolicy
+    ? { terraformPolicy: { id: terraformPolicy.policySetId, version: terraformPolicy.currentVersionId } }
+    : {}),
 };
 export const policies = {
   requireTags: { id: requireTags.policyId, level: requireTags.enforcementLevel, codeHash: requireTags.codeHash },

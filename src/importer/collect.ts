@@ -2,13 +2,14 @@ import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import type { Policy } from "../client/policies";
 import type { RegistryModuleAddress, RegistryModuleVersionSummary } from "../client/registry";
-import type { PolicyKind } from "../contract/policies";
+import type { PolicyKind, PolicySetKind } from "../contract/policies";
 import type { ImportedDeprecation, ImportedPolicy, ImportedPolicySet } from "./model";
 
 export interface CollectOptions {
   organization: string;
   search?: string | undefined;
-  kind?: PolicyKind | undefined;
+  /** Only this kind of policies and sets; the Policies API holds no Terraform policy, so `tfpolicy` lists sets only. */
+  kind?: PolicySetKind | undefined;
   /** Keep only policies in at least one of these policy sets. */
   policySetIds?: readonly string[] | undefined;
 }
@@ -44,10 +45,14 @@ function describe(error: unknown, subject: string, fix: string): Error {
 
 async function listPolicies(client: TfeClient, options: CollectOptions, progress: ProgressReporter): Promise<Policy[]> {
   const listed: Policy[] = [];
+  if (options.kind === "tfpolicy") {
+    progress.finish("listing policies", "none: Terraform policies live in their sets' versions only");
+    return listed;
+  }
   try {
     for await (const policy of client.policies.listAll(options.organization, {
       ...(options.search !== undefined ? { search: options.search } : {}),
-      ...(options.kind !== undefined ? { kind: options.kind } : {}),
+      ...(options.kind !== undefined ? { kind: options.kind as PolicyKind } : {}),
       includePolicySets: true,
     })) {
       listed.push(policy);
@@ -182,7 +187,7 @@ export async function collectPolicySets(
   const imported: ImportedPolicySet[] = [];
   for (const [index, listedSet] of listed.entries()) {
     const policySet = await client.policySets.read(listedSet.id);
-    const parameters = policySet.kind === "sentinel" ? await client.policySets.listParameters(policySet.id) : [];
+    const parameters = policySet.kind !== "opa" ? await client.policySets.listParameters(policySet.id) : [];
     imported.push({
       ...policySet,
       parameters: parameters.map(({ key, value, sensitive }) => ({ key, value, sensitive })),

@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { TfeClient } from "../client/client";
 import { defaultAddress, resolveClientConfig } from "../client/config";
 import type { RegistryModuleAddress } from "../client/registry";
-import { type PolicyKind, policyKinds } from "../contract/policies";
+import { type PolicySetKind, policySetKinds } from "../contract/policies";
 import { collectDeprecations, collectPolicies, collectPolicySets, type ProgressReporter } from "./collect";
 import { installedLibrarySpec, specIsDirectory, vendoredTarball } from "./library-spec";
 import { type ImportSource, type Layout, layouts } from "./model";
@@ -18,7 +18,7 @@ export interface ImportCommand {
   organization: string;
   out: string;
   search: string | undefined;
-  kind: PolicyKind | undefined;
+  kind: PolicySetKind | undefined;
   policySetIds: string[];
   modules: RegistryModuleAddress[];
   layout: Layout;
@@ -64,8 +64,8 @@ export function parseImportArguments(args: string[], env: NodeJS.ProcessEnv): Im
   if (!organization) throw new UsageError("--organization is required (or set TFE_ORGANIZATION)");
   if (!values.out) throw new UsageError("--out is required: the directory to write the project into");
   const kind = values.kind;
-  if (kind !== undefined && !policyKinds.includes(kind as PolicyKind)) {
-    throw new UsageError(`--kind "${kind}" is not a policy kind: use sentinel or opa`);
+  if (kind !== undefined && !policySetKinds.includes(kind as PolicySetKind)) {
+    throw new UsageError(`--kind "${kind}" is not a policy kind: use sentinel, opa or tfpolicy`);
   }
   const layout = values.layout as Layout;
   if (!layouts.includes(layout)) throw new UsageError(`--layout "${layout}" is not a layout: use program or folder`);
@@ -77,7 +77,7 @@ export function parseImportArguments(args: string[], env: NodeJS.ProcessEnv): Im
     organization,
     out: values.out,
     search: values.search,
-    kind: kind as PolicyKind | undefined,
+    kind: kind as PolicySetKind | undefined,
     policySetIds: values["policy-set"] ?? [],
     modules,
     layout,

@@ -1,6 +1,6 @@
 import type { Policy } from "../client/policies";
 import type { PolicySet, PolicySetParameter } from "../client/policy-sets";
-import type { PolicyKind } from "../contract/policies";
+import type { PolicyKind, PolicySetKind } from "../contract/policies";
 import type { ModuleVersionDeprecationInputs } from "../resources/module-version-deprecation";
 
 /** One policy as the service holds it, with its sets and code (`null` when the service holds none). */
@@ -81,7 +81,7 @@ export interface ImportReport {
   policySets: {
     name: string;
     id: string;
-    kind: PolicyKind;
+    kind: PolicySetKind;
     /** `policies`, `folder` (its directory), or `version control`. */
     holds: string;
     /** Config keys the user sets with `pulumi config set --secret`, one per sensitive parameter. */

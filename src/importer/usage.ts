@@ -11,7 +11,7 @@ Options:
   --organization ORG   The organization (default: TFE_ORGANIZATION).
   --out DIR            Directory to write the project into; created when missing.
   --search TEXT        Only policies whose name contains TEXT.
-  --kind KIND          Only "sentinel" or only "opa" policies and policy sets.
+  --kind KIND          Only "sentinel", only "opa" or only "tfpolicy" (Terraform policy: sets only) policies and sets.
   --policy-set ID      Only this policy set, and the policies in it (repeatable: in any of them).
   --exclude NAME|ID    Leave out a policy or policy set (by name or id) or a deprecation (name/provider/version);
                        repeatable. The project's README lists what was left out and why.

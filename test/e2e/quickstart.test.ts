@@ -33,8 +33,8 @@ it("npm run quickstart creates both programs' policies and the deprecation, then
   };
   try {
     const first = await quickstart();
-    // Three policies, two policy sets, the deprecation, and the stack.
-    expect(first.quickstartUp).toMatch(/\+ 7 created/);
+    // Three policies, three policy sets (Sentinel, OPA, Terraform policy), the deprecation, and the stack.
+    expect(first.quickstartUp).toMatch(/\+ 8 created/);
     // Two components and their four policies.
     // Two folders: 2 components, their 2 manifests, 4 policies, and the stack.
     expect(first.policyFoldersUp).toMatch(/\+ 9 created/);
@@ -49,13 +49,14 @@ it("npm run quickstart creates both programs' policies and the deprecation, then
     expect(first.report).toMatch(/policy require-encrypted-volumes\s+opa\s+advisory/);
     expect(first.report).toMatch(/policy set sentinel-baseline\s+sentinel version ready, on 1 workspace/);
     expect(first.report).toMatch(/policy set opa-network\s+opa\s+version ready, on 1 workspace/);
+    expect(first.report).toMatch(/policy set terraform-policy\s+tfpolicy\s+version ready, on 1 workspace/);
     expect(first.report).toMatch(/acme\/vpc\/aws 1\.0\.0\s+deprecated: 1\.0\.0 creates one NAT gateway/);
     expect(first.report).toMatch(/acme\/vpc\/aws 1\.1\.0\s+active/);
 
     const second = await quickstart();
     const third = await quickstart();
     for (const again of [second, third]) {
-      expect(again.quickstartUp).toMatch(/^\s+7 unchanged$/m);
+      expect(again.quickstartUp).toMatch(/^\s+8 unchanged$/m);
       expect(again.policyFoldersUp).toMatch(/^\s+9 unchanged$/m);
       for (const up of [again.quickstartUp, again.policyFoldersUp]) {
         expect(up).not.toMatch(/created|updated|replaced/);
@@ -86,7 +87,7 @@ it("npm run quickstart creates both programs' policies and the deprecation, then
         env,
       },
     );
-    expect(stdout).toMatch(/- 7 deleted/);
+    expect(stdout).toMatch(/- 8 deleted/);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }

@@ -161,7 +161,7 @@ describe("README recipes, each in a fresh directory", () => {
         PULUMI_SKIP_CONFIRMATIONS: "true",
       }),
     );
-    expect(output).toMatch(/\+ 7 created/);
+    expect(output).toMatch(/\+ 8 created/);
     expect(output).not.toMatch(/TS2209|QuickstartBase1/);
 
     const held = await policies();

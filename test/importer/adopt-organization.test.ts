@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CreatePolicyOptions, TfeClient } from "../../src/client";
-import { packFiles } from "../../src/policy-code/archive";
+import { collectFolder, packFiles } from "../../src/policy-code/archive";
 import { type RequestLogEntry, type RunningServer, startServer } from "../../src/server";
 import { changeSummary, PulumiProject } from "../e2e/pulumi-project";
 import { GitRepository, thirdGenerationLibrary } from "../vcs-repository";
@@ -108,9 +108,13 @@ const sensitiveValue = "s3cr3t-api-token";
  */
 const adoptionWrites = [
   "PATCH /api/v2/policy-sets/:policySetId/parameters/:parameterId",
-  "POST /api/v2/policy-sets/:policySetId/versions",
-  "PUT /policy-set-versions/:versionId/upload",
+  ...["POST /api/v2/policy-sets/:policySetId/versions", "POST /api/v2/policy-sets/:policySetId/versions"],
+  ...["PUT /policy-set-versions/:versionId/upload", "PUT /policy-set-versions/:versionId/upload"],
 ];
+/** A Terraform policy set uploaded as versions: the quickstart's folder, its input-driven level set by a parameter. */
+const terraformPolicyFolder = join(repoRoot, "examples", "quickstart", "policy-sets", "terraform-policy");
+/** The sets the service holds: three of Sentinel policies, three of OPA ones, three of folders. */
+const policySetCount = 9;
 
 async function seededService(dataDir: string, seeded: SeededPolicy[]): Promise<RunningServer> {
   const library = GitRepository.create(thirdGenerationLibrary, join(dataDir, "policy-library"));
@@ -162,6 +166,20 @@ async function seededService(dataDir: string, seeded: SeededPolicy[]): Promise<R
     value: sensitiveValue,
     sensitive: true,
   });
+  const terraformPolicy = await seedingClient.policySets.create(organization, {
+    name: "terraform-policy-library",
+    kind: "tfpolicy",
+    workspaceIds: [workspace],
+  });
+  await seedingClient.policySets.uploadVersion(
+    await seedingClient.policySets.createVersion(terraformPolicy.id),
+    packFiles(collectFolder(terraformPolicyFolder).files),
+  );
+  await seedingClient.policySets.createParameter(terraformPolicy.id, {
+    key: "require_tags_level",
+    value: "mandatory_overridable",
+    sensitive: false,
+  });
   await seedingClient.policySets.create(organization, {
     name: "vcs-library",
     global: true,
@@ -188,6 +206,14 @@ async function everythingOnService(client: TfeClient): Promise<string[]> {
   const versions = await client.registry.listModuleVersions({ namespace: organization, name: "vpc", provider: "aws" });
   for (const { version, deprecation } of versions) if (deprecation) names.push(`vpc ${version} deprecated`);
   return names.sort();
+}
+
+/** What the README asks of the user: each uploaded set's folder, as version control holds it. */
+function putFoldersIn(files: Record<string, string>): void {
+  for (const [path, text] of Object.entries(uploadedFolder)) files[`policy-sets/uploaded-library/${path}`] = text;
+  for (const [path, bytes] of collectFolder(terraformPolicyFolder).files) {
+    files[`policy-sets/terraform-policy-library/${path}`] = Buffer.from(bytes).toString("utf8");
+  }
 }
 
 /** One scenario's service and project: seeded before its tests, closed after them. */
@@ -235,7 +261,7 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
     expect(stdout).toMatch(/2 module version deprecations/);
     expect(stdout).toMatch(/no-code: the service holds no code/);
 
-    expect(stdout).toMatch(/8 policy sets/);
+    expect(stdout).toMatch(new RegExp(`${policySetCount} policy sets`));
     const files = await filesUnder(out);
     expect(Object.keys(files).filter((path) => path.startsWith("policies/"))).toHaveLength(policyCount);
     expect(files["Pulumi.yaml"]).toMatch(/^main: index\.ts$/m);
@@ -244,10 +270,13 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
     expect(files["index.ts"]).toContain(
       'vcsRepo: { identifier: "acme/policy-library", branch: "main", oauthTokenId: "ot-adoptLibrary00001" }',
     );
+    expect(files["index.ts"]).toMatch(
+      /new PolicySet\("terraform-policy-library", \{\n {2}organization,\n {2}kind: "tfpolicy",\n[^}]*directory: "policy-sets\/terraform-policy-library".*?"require_tags_level": "mandatory_overridable"/s,
+    );
     expect(files["README.md"]).toContain("pulumi config set --secret uploaded-library-api_token <value>");
     expect(JSON.stringify(files)).not.toContain(sensitiveValue);
     // What the README asks of the user: the uploaded set's folder, and the sensitive parameter's value.
-    for (const [path, text] of Object.entries(uploadedFolder)) files[`policy-sets/uploaded-library/${path}`] = text;
+    putFoldersIn(files);
     context.project = await PulumiProject.create({
       name: "adopt-organization",
       files,
@@ -259,7 +288,7 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
   it("2. pulumi up adopts every policy, set and deprecation, writing only the set's folder and its secret", async () => {
     context.server.requestLog.clear();
     const up = await context.project.up();
-    expect(up.output).toMatch(new RegExp(`\\+ ${policyCount + 3 + 8} created`));
+    expect(up.output).toMatch(new RegExp(`\\+ ${policyCount + 3 + policySetCount} created`));
     expect(
       context
         .writes()
@@ -285,7 +314,7 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
   it("3. an immediate preview --expect-no-changes passes", async () => {
     context.server.requestLog.clear();
     const preview = await context.project.run(["preview", "--expect-no-changes", "--json"]);
-    expect(changeSummary(preview)).toEqual({ same: policyCount + 3 + 8 });
+    expect(changeSummary(preview)).toEqual({ same: policyCount + 3 + policySetCount });
     expect(context.writes()).toEqual([]);
   }, 300_000);
 
@@ -324,7 +353,9 @@ describe("import --layout folder, then pulumi up adopts the organization through
   /** The PolicyFolder folders (the uploaded set's folder, which the user puts in, is no PolicyFolder). */
   const folders = () =>
     Object.keys(files).filter(
-      (path) => /\/(sentinel|policies)\.hcl$/.test(path) && !path.startsWith("policy-sets/uploaded-library/"),
+      (path) =>
+        /\/(sentinel|policies)\.hcl$/.test(path) &&
+        !/^policy-sets\/(uploaded-library|terraform-policy-library)\//.test(path),
     );
 
   it("1. import writes the folders and a program declaring one PolicyFolder each, with reads only", async () => {
@@ -345,7 +376,7 @@ describe("import --layout folder, then pulumi up adopts the organization through
     expect(files["index.ts"]?.match(/new PolicyFolder\(/g)).toHaveLength(folders().length);
     expect(files["index.ts"]).toMatch(/new ModuleVersionDeprecation\(/);
     expect(files["Pulumi.yaml"]).toMatch(/^name: tfe-governance-acme-folder$/m);
-    for (const [path, text] of Object.entries(uploadedFolder)) files[`policy-sets/uploaded-library/${path}`] = text;
+    putFoldersIn(files);
     context.project = await PulumiProject.create({
       name: "adopt-folders",
       files,
@@ -366,7 +397,7 @@ describe("import --layout folder, then pulumi up adopts the organization through
     context.server.requestLog.clear();
     const preview = await context.project.run(["preview", "--expect-no-changes", "--json"]);
     // The stack, each folder and its manifest, the policies, the sets, the two deprecations.
-    expect(changeSummary(preview)).toEqual({ same: 1 + 2 * folders().length + folderPolicyCount + 8 + 2 });
+    expect(changeSummary(preview)).toEqual({ same: 1 + 2 * folders().length + folderPolicyCount + policySetCount + 2 });
     expect(context.writes()).toEqual([]);
   }, 600_000);
 

@@ -6,13 +6,14 @@ import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CreatePolicyOptions, TfeClient } from "../../src/client";
 import { importMain, StreamProgress } from "../../src/importer/command";
+import { packFiles } from "../../src/policy-code/archive";
 import { type RunningServer, startServer } from "../../src/server";
 
 // The import command as a user runs it, in this process: flags in, files out, against the local server over HTTP.
 
 const organization = "acme";
 const token = "import-command-token-01";
-// A set holds policies of one kind: a and b are Sentinel sets, c and d OPA sets.
+// A set holds policies of one kind: a and b are Sentinel sets, c and d OPA sets; a Terraform policy set holds a folder.
 const policySets = {
   a: "polset-importA000001",
   b: "polset-importB000001",
@@ -24,6 +25,8 @@ const code = {
   "restrict-types": "main = rule { true } # restrict types\n",
   "deny-public": 'package terraform\n\ndeny[msg] { msg := "no public buckets" }\n',
 };
+const terraformPolicyFile =
+  'resource_policy "aws_s3_bucket" "owner" {\n  enforce {\n    condition = core::try(attrs.tags.Owner, "") != ""\n  }\n}\n';
 
 let server: RunningServer;
 let client: TfeClient;
@@ -93,6 +96,11 @@ beforeAll(async () => {
     policySetIds: [policySets.c, policySets.d],
   });
   await create("no-code", { enforcementLevel: "advisory" });
+  const terraformPolicy = await client.policySets.create(organization, { name: "tf-baseline", kind: "tfpolicy" });
+  await client.policySets.uploadVersion(
+    await client.policySets.createVersion(terraformPolicy.id),
+    packFiles(new Map([["owner.policy.hcl", Buffer.from(terraformPolicyFile)]])),
+  );
   await client.moduleVersions.deprecate({
     organization,
     name: "vpc",
@@ -157,7 +165,7 @@ describe("tfe-governance import", () => {
     expect(run.stdout).toMatch(/3 policies \(2 Sentinel, 1 OPA\)/);
     expect(run.stdout).toMatch(/1 module version deprecation\n/);
     expect(run.stdout).toMatch(/1 object left out:\n {4}no-code: the service holds no code/);
-    expect(run.stdout).toMatch(/4 policy sets\n/);
+    expect(run.stdout).toMatch(/5 policy sets\n/);
   });
 
   it("leaves out what --exclude names, by name or id, and lists it with the reason", async () => {
@@ -191,6 +199,21 @@ describe("tfe-governance import", () => {
     const run = await runImport(["--organization", organization, "--out", out, ...filters]);
     expect(run.status, run.stderr).toBe(0);
     expect(await declaredPolicies(out)).toEqual(expected);
+  });
+
+  it("imports only the Terraform policy sets with --kind tfpolicy, without listing policies, which hold none", async () => {
+    const out = await freshDirectory("tfpolicy");
+    server.requestLog.clear();
+    const run = await runImport(["--organization", organization, "--out", out, "--kind", "tfpolicy"]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(server.requestLog.entries().filter((entry) => entry.path.includes("/policies"))).toEqual([]);
+    expect(await declaredPolicies(out)).toEqual([]);
+    const program = await readFile(join(out, "index.ts"), "utf8");
+    expect([...program.matchAll(/new PolicySet\("([^"]+)"/g)].map((match) => match[1])).toEqual(["tf-baseline"]);
+    expect(program).toMatch(
+      /new PolicySet\("tf-baseline", \{\n {2}organization,\n {2}kind: "tfpolicy",[^}]*directory: "policy-sets\/tf-baseline",/,
+    );
+    expect(run.stdout).toMatch(/0 policies .*\n {2}1 policy set\n/);
   });
 
   it("accepts an unchanged second run, refuses changed files without writing anything, and overwrites with --force", async () => {
