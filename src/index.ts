@@ -1,3 +1,5 @@
+import "./compile-cache";
+
 export {
   resolveClientConfig,
   TfeApiError,

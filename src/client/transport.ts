@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import tls from "node:tls";
 import type { Agent, Dispatcher } from "undici";
 import type { z } from "zod";
+import { keepCompiledCode } from "../compile-cache";
 import { jsonApiMediaType, type LenientJsonApiErrorObject, lenientJsonApiErrorDocument } from "../contract/jsonapi";
 import { lenientRegistryErrorDocument } from "../contract/registry";
 import { summarizeText, TfeApiError, TfeConnectionError } from "./errors";
@@ -136,6 +137,7 @@ export class Transport {
     // undici loads with the first client rather than with the library: a preview that sends no request (a PolicySet
     // whose folder did not change) does not pay its start-up, 70 ms of every such command.
     const { Agent: UndiciAgent } = require("undici") as typeof import("undici");
+    keepCompiledCode();
     this.#agent = new UndiciAgent({
       keepAliveTimeout: 30_000,
       connections: 16,

@@ -106,17 +106,10 @@ export function blockAddress(block: Pick<HclBlock, "type" | "labels">): string {
  * accepted the file, so this only finds where a known block starts; it is no parser of its own.
  */
 export function lineOf(text: string, block: Pick<HclBlock, "type" | "labels">, attribute?: string, occurrence = 0) {
-  const header = new RegExp(
-    `^\\s*${escapeRegExp(block.type)}${block.labels.map((label) => `\\s+"${escapeRegExp(label)}"`).join("")}\\s*(\\{|=|$)`,
-  );
-  const lines = text.split("\n");
-  let found = -1;
-  for (let index = 0, seen = 0; index < lines.length; index++) {
-    if (header.test(lines[index] as string) && seen++ === occurrence) {
-      found = index;
-      break;
-    }
-  }
+  const { lines, headers } = indexOf(text);
+  const found = block.labels.some((label) => label.includes('"'))
+    ? scanForHeader(lines, block, occurrence)
+    : (headers.get([block.type, ...block.labels].join("\0"))?.[occurrence] ?? -1);
   if (found < 0) return undefined;
   if (attribute === undefined) return found + 1;
   const assignment = new RegExp(`^\\s*${escapeRegExp(attribute)}\\s*=|[{\\s]${escapeRegExp(attribute)}\\s*=`);
@@ -125,6 +118,49 @@ export function lineOf(text: string, block: Pick<HclBlock, "type" | "labels">, a
     if (index > found && /^\s*}\s*$/.test(lines[index] as string) && !/^\s/.test(lines[index] as string)) break;
   }
   return found + 1;
+}
+
+/** A file's lines and where each header (`type "label" ... {`, or `name =`) stands, read once per file. */
+interface FileIndex {
+  text: string;
+  lines: string[];
+  /** By type and labels joined with NUL: the 0-based lines, in file order. */
+  headers: Map<string, number[]>;
+}
+
+/**
+ * The last file indexed: messages and the order of blocks ask for the lines of many blocks of one file in a row,
+ * and a scan of the whole file for each was most of the time of reading a folder of 200 policies.
+ */
+let lastIndex: FileIndex | undefined;
+
+function indexOf(text: string): FileIndex {
+  if (lastIndex?.text === text) return lastIndex;
+  const lines = text.split("\n");
+  const headers = new Map<string, number[]>();
+  const header = /^\s*([^\s"{=]+)((?:\s+"[^"]*")*)\s*(?:\{|=|$)/;
+  for (const [index, line] of lines.entries()) {
+    const match = header.exec(line);
+    if (!match) continue;
+    const labels = [...(match[2] ?? "").matchAll(/"([^"]*)"/g)].map((label) => label[1] as string);
+    const key = [match[1] as string, ...labels].join("\0");
+    const found = headers.get(key);
+    if (found) found.push(index);
+    else headers.set(key, [index]);
+  }
+  lastIndex = { text, lines, headers };
+  return lastIndex;
+}
+
+/** A label holding a quote escapes it in the file: the header is found by its text, line by line. */
+function scanForHeader(lines: string[], block: Pick<HclBlock, "type" | "labels">, occurrence: number): number {
+  const header = new RegExp(
+    `^\\s*${escapeRegExp(block.type)}${block.labels.map((label) => `\\s+"${escapeRegExp(label)}"`).join("")}\\s*(\\{|=|$)`,
+  );
+  for (let index = 0, seen = 0; index < lines.length; index++) {
+    if (header.test(lines[index] as string) && seen++ === occurrence) return index;
+  }
+  return -1;
 }
 
 function escapeRegExp(text: string): string {

@@ -2,7 +2,9 @@
 // but a contract with every state ever written. The entry point `pulumi-tfe-governance/providers`, the export
 // `providers` and its keys (the resource types) must keep their names in every later version: a state file names
 // them, and refresh or destroy of that stack loads them from the library installed then.
+
 import type * as pulumi from "@pulumi/pulumi";
+import { keepCompiledCode } from "../compile-cache";
 import { ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";
 import { PolicyFolderManifestProvider } from "./policy-folder-manifest";
@@ -16,3 +18,6 @@ export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & {
   PolicyFolderManifest: new PolicyFolderManifestProvider(),
   PolicySet: withRecordedConfigAdvice(new PolicySetProvider()),
 };
+
+// Everything the provider loads up front is loaded now (undici comes with the first client, and keeps itself).
+keepCompiledCode();
