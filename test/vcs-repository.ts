@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -26,6 +26,11 @@ export class GitRepository {
     repository.git(["init", "--quiet", "--initial-branch=main"]);
     repository.commit(files, "The policy library");
     return repository;
+  }
+
+  /** Removes the repository's directory: what a test made under the system's temporary directory goes with it. */
+  remove(): void {
+    rmSync(this.path, { recursive: true, force: true });
   }
 
   git(args: string[]): string {

@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { compiledCli } from "../server/cli-process";
+import { temporaryDirectory } from "../temporary-directory";
 
 // The two commands as a person meets them on a bad day: an older Node.js, an option that does not exist, a bad
 // --faults value, no token. Each answer is one line that says what to do: no stack trace, and --help still works.
@@ -12,7 +12,7 @@ import { compiledCli } from "../server/cli-process";
 const run = promisify(execFile);
 const serverCli = compiledCli();
 const governanceCli = join(serverCli, "..", "..", "cli", "tfe-governance.js");
-const olderNode = join(mkdtempSync(join(tmpdir(), "older-node-")), "older-node.cjs");
+const olderNode = join(temporaryDirectory("older-node-"), "older-node.cjs");
 writeFileSync(
   olderNode,
   'Object.defineProperty(process, "versions", { value: { ...process.versions, node: "20.20.2" } });\n' +
@@ -60,7 +60,7 @@ describe("mistakes name the fix", () => {
   });
 
   it("import without a token lists the ways this command takes one, not a program's", async () => {
-    const home = mkdtempSync(join(tmpdir(), "no-token-"));
+    const home = temporaryDirectory("no-token-", "test");
     const env = { PATH: process.env.PATH, HOME: home, TFE_ADDRESS: "http://127.0.0.1:9" };
     const refused = await command(
       governanceCli,

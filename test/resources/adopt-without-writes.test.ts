@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
@@ -10,6 +9,7 @@ import {
 import { type PolicyInputs, PolicyProvider } from "../../src/resources/policy";
 import type { RunningServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
+import { temporaryDirectory } from "../temporary-directory";
 
 // Adopting what already exists, as the import command's programs do for a whole organization: where the program
 // and the service agree, adoption reads and never writes; where they differ, it writes exactly the difference.
@@ -18,7 +18,7 @@ const organization = "acme";
 const token = "adopt-without-writes-token";
 const policySetId = "polset-adoptTest0001";
 const code = "main = rule { true }\n";
-const codeFile = join(mkdtempSync(join(tmpdir(), "adopt-")), "main.sentinel");
+const codeFile = join(temporaryDirectory("adopt-"), "main.sentinel");
 writeFileSync(codeFile, code);
 
 let server: RunningServer;
@@ -91,7 +91,7 @@ describe("Policy with adoptExisting", () => {
   });
 
   it("uploads only code that differs", async () => {
-    const other = join(tmpdir(), `adopt-other-${process.pid}.sentinel`);
+    const other = join(temporaryDirectory("adopt-other-", "test"), "other.sentinel");
     writeFileSync(other, `${code}# changed\n`);
     const { id } = await adopt({ codeFile: other });
     expect(writes()).toEqual(["PUT /api/v2/policies/:policyId/upload"]);

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, relative } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
@@ -412,6 +412,7 @@ describe("sentinel fmt -check, where a sentinel binary is on PATH", () => {
 
   afterAll(() => {
     process.env.PATH = path;
+    for (const directory of [bin, folder]) rmSync(directory, { recursive: true, force: true });
   });
 
   it("warns about a file the formatter would rewrite, and loads the folder", async () => {

@@ -543,6 +543,7 @@ describe("PolicySet read from version control", () => {
   afterAll(async () => {
     await vcsClient.close();
     await vcsServer.close();
+    library.remove();
   });
 
   const vcsArgs = (overrides: Record<string, unknown> = {}) => ({

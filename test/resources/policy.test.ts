@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
@@ -8,13 +7,14 @@ import { unknownValue } from "../../src/resources/provider-context";
 import { type RunningServer, startServer } from "../../src/server";
 import { startFaultServer } from "../client/helpers";
 import { startSeededServer } from "../seeded-server";
+import { temporaryDirectory } from "../temporary-directory";
 
 // The Policy provider's methods, called as the engine calls them, against the local server over HTTP.
 
 const organization = "acme";
 const token = "policy-provider-token";
 const policySetId = "polset-providerTest01";
-const files = mkdtempSync(join(tmpdir(), "policy-provider-"));
+const files = temporaryDirectory("policy-provider-");
 const sentinelFile = join(files, "main.sentinel");
 const regoFile = join(files, "main.rego");
 writeFileSync(sentinelFile, "main = rule { true }\n");
@@ -285,7 +285,7 @@ describe("diff", () => {
     // The same file under another checkout (an absolute path built from __dirname on another machine) changes
     // nothing on the service, and adoptExisting acts only at creation: neither may fail a drift check.
     const old = await olds();
-    const copy = join(mkdtempSync(join(tmpdir(), "policy-checkout-")), "main.sentinel");
+    const copy = join(temporaryDirectory("policy-checkout-", "test"), "main.sentinel");
     writeFileSync(copy, readFileSync(sentinelFile));
     const news = await checked({ description: "d", policySetIds: [policySetId], codeFile: copy, adoptExisting: true });
     expect(await provider.diff(old.policyId, old, news)).toEqual({

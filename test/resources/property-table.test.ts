@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -18,6 +17,7 @@ import { closestName } from "../../src/resources/property-table";
 import { unknownValue } from "../../src/resources/provider-context";
 import type { RunningServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
+import { temporaryDirectory } from "../temporary-directory";
 
 // A program in JavaScript has no type checker: a misspelt or mistyped argument must fail before any request, naming
 // the property (and what was meant), instead of being ignored or failing at apply in zod's words. Each case runs
@@ -26,7 +26,7 @@ import { startSeededServer } from "../seeded-server";
 
 const organization = "acme";
 const token = "bad-arguments-token";
-const files = mkdtempSync(join(tmpdir(), "bad-arguments-"));
+const files = temporaryDirectory("bad-arguments-");
 const sentinelFile = join(files, "main.sentinel");
 writeFileSync(sentinelFile, "main = rule { true }\n");
 const folder = relative(process.cwd(), join(__dirname, "..", "fixtures", "policy-folders", "sentinel-defaults"));

@@ -20,7 +20,10 @@ beforeAll(async () => {
     },
   });
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  await server.close();
+  library.remove();
+});
 
 async function createVcsSet(name: string, repo: Record<string, unknown>, more: Record<string, unknown> = {}) {
   return call(server, "POST", `/api/v2/organizations/${organization}/policy-sets`, {
