@@ -1,4 +1,14 @@
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -632,6 +642,53 @@ describe("PolicySet read from version control", () => {
         reason: expect.stringMatching(/vcsRepo cannot be removed from a set that holds versions/),
       }),
     );
+  });
+  it("reads a Terraform policy set from version control: its policies path checked in the checkout, ingested ready", async () => {
+    const example = join(examples, "terraform-policy");
+    const files = Object.fromEntries(
+      readdirSync(example).map((name) => [`policies/terraform/${name}`, readFileSync(join(example, name), "utf8")]),
+    );
+    library.commit(files, "Terraform policies");
+    const tfArgs = { kind: "tfpolicy", name: "tf-from-vcs", policiesPath: "policies/terraform" };
+    const { inputs, failures } = await vcsChecked(tfArgs);
+    expect(failures).toEqual([]);
+    expect(inputs.folderPolicies).toEqual({
+      "resource_policy.aws_s3_bucket.require_owner_tag": "mandatory",
+      "resource_policy.aws_s3_bucket_public_access_block.all_public_access_blocked": "mandatory_overridable",
+    });
+    const { id } = await vcsProvider.create(inputs);
+    const set = await vcsClient.policySets.read(id);
+    expect(set.kind).toBe("tfpolicy");
+    expect((await vcsClient.policySets.readVersion(set.currentVersionId as string)).status).toBe("ready");
+
+    // The checkout is what preview reads: a lowered level there is a weakening, a broken file names its line.
+    const policyFile = files["policies/terraform/block-public-buckets.policy.hcl"] as string;
+    library.commit(
+      {
+        "policies/terraform/block-public-buckets.policy.hcl": policyFile.replace(
+          '"mandatory_overridable"',
+          '"advisory"',
+        ),
+      },
+      "Soften",
+    );
+    expect((await vcsChecked(tfArgs, inputs as unknown as Record<string, unknown>)).failures.join("\n")).toContain(
+      'policy "resource_policy.aws_s3_bucket_public_access_block.all_public_access_blocked" goes from mandatory_overridable to advisory',
+    );
+    library.commit(
+      {
+        "policies/terraform/block-public-buckets.policy.hcl": policyFile.replace(
+          "enforce {",
+          "enforce {\n    condition =",
+        ),
+      },
+      "Break",
+    );
+    expect((await vcsChecked(tfArgs)).failures.join("\n")).toMatch(
+      /policies\/terraform\/block-public-buckets\.policy\.hcl:\d+/,
+    );
+    library.commit({ "policies/terraform/block-public-buckets.policy.hcl": policyFile }, "Restore");
+    await vcsProvider.delete(id);
   });
 });
 
