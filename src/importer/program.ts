@@ -104,7 +104,12 @@ function policySetDeclaration(policySet: DeclaredPolicySet): string {
   }
   if (policySet.kind === "sentinel" && policySet.agentEnabled) lines.push("  agentEnabled: true,");
   if (policySet.overridable === true) lines.push("  overridable: true,");
-  if (policySet.policyToolVersion !== null && policySet.policyToolVersion !== "latest") {
+  // A Terraform policy set has no runtime setting of its own: PolicySet refuses one for it.
+  if (
+    policySet.kind !== "tfpolicy" &&
+    policySet.policyToolVersion !== null &&
+    policySet.policyToolVersion !== "latest"
+  ) {
     lines.push(property("policyToolVersion", literal(policySet.policyToolVersion)));
   }
   lines.push("  adoptExisting: true,", `}, ${protectedOption});`);

@@ -133,6 +133,21 @@ export class PolicySetChecker {
         reason: "overridable applies to OPA sets and to Sentinel sets with agentEnabled: true: set agentEnabled too",
       });
     }
+    if (kind === "tfpolicy") {
+      const runtime = {
+        policyToolVersion: news.policyToolVersion !== undefined,
+        agentEnabled: news.agentEnabled !== undefined && news.agentEnabled !== false,
+      };
+      for (const property of ["policyToolVersion", "agentEnabled"] as const) {
+        if (!runtime[property]) continue;
+        failures.push({
+          property,
+          reason:
+            `${property} chooses how Sentinel or OPA runs; a Terraform policy set runs on each workspace's own ` +
+            "Terraform (1.16 or newer), and the service documents no such setting for it: remove it",
+        });
+      }
+    }
     if (kind === "tfpolicy" && news.overridable === true) {
       failures.push({
         property: "overridable",

@@ -193,15 +193,20 @@ function neutralShape(options: UpdatePolicySetOptions): Partial<SetShape> {
   return shape;
 }
 
-/** The set as the service holds it, in the provider's terms: ids sorted, as state keeps them. */
+/**
+ * The set as the service holds it, in the provider's terms: ids sorted, as state keeps them. A Terraform policy set
+ * has no runtime setting of its own (agent-enabled and policy-tool-version are Sentinel's and OPA's): whatever the
+ * service shows there is its default, neither drift nor something to put back.
+ */
 export function shapeOf(policySet: ServicePolicySet, policyToolVersion: string): SetShape {
+  const terraformPolicy = policySet.kind === "tfpolicy";
   return {
     name: policySet.name,
     description: policySet.description,
     global: policySet.global,
-    agentEnabled: policySet.agentEnabled,
+    agentEnabled: terraformPolicy ? false : policySet.agentEnabled,
     overridable: policySet.overridable,
-    policyToolVersion: policySet.policyToolVersion ?? policyToolVersion,
+    policyToolVersion: terraformPolicy ? policyToolVersion : (policySet.policyToolVersion ?? policyToolVersion),
     policyIds: sorted(policySet.policyIds),
     vcsRepo: policySet.vcs
       ? {

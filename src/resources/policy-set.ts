@@ -295,8 +295,11 @@ function createOptions(inputs: PolicySetInputs): CreatePolicySetOptions {
     description: inputs.description,
     global: inputs.global,
     ...(inputs.overridable !== null ? { overridable: inputs.overridable } : {}),
-    agentEnabled: inputs.agentEnabled,
-    policyToolVersion: inputs.policyToolVersion,
+    // The runtime settings are Sentinel's and OPA's: a Terraform policy set gets neither, as the service documents
+    // none for it, so the service's defaults stand rather than values it may refuse.
+    ...(inputs.kind !== "tfpolicy"
+      ? { agentEnabled: inputs.agentEnabled, policyToolVersion: inputs.policyToolVersion }
+      : {}),
     policyIds: inputs.policyIds,
     ...(inputs.vcsRepo !== null
       ? {

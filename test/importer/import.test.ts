@@ -96,7 +96,12 @@ beforeAll(async () => {
     policySetIds: [policySets.c, policySets.d],
   });
   await create("no-code", { enforcementLevel: "advisory" });
-  const terraformPolicy = await client.policySets.create(organization, { name: "tf-baseline", kind: "tfpolicy" });
+  // A runtime version as a service might show one: a Terraform policy set has no such setting, so none is written.
+  const terraformPolicy = await client.policySets.create(organization, {
+    name: "tf-baseline",
+    kind: "tfpolicy",
+    policyToolVersion: "1.0.0",
+  });
   await client.policySets.uploadVersion(
     await client.policySets.createVersion(terraformPolicy.id),
     packFiles(new Map([["owner.policy.hcl", Buffer.from(terraformPolicyFile)]])),
@@ -214,6 +219,7 @@ describe("tfe-governance import", () => {
       /new PolicySet\("tf-baseline", \{\n {2}organization,\n {2}kind: "tfpolicy",[^}]*directory: "policy-sets\/tf-baseline",/,
     );
     expect(run.stdout).toMatch(/0 policies .*\n {2}1 policy set\n/);
+    expect(program).not.toContain("policyToolVersion");
   });
 
   it("accepts an unchanged second run, refuses changed files without writing anything, and overwrites with --force", async () => {

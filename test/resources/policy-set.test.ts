@@ -24,6 +24,7 @@ import {
 import { unknownValue } from "../../src/resources/provider-context";
 import { type RunningServer, startServer } from "../../src/server";
 import { ingressRoute } from "../../src/server/faults";
+import { startFaultServer } from "../client/helpers";
 import { startSeededServer } from "../seeded-server";
 import { GitRepository, thirdGenerationLibrary } from "../vcs-repository";
 
@@ -1045,6 +1046,49 @@ describe("PolicySet: a Terraform policy set (tfpolicy)", () => {
     expect(await reasons(tfpolicy({ overridable: true }))).toEqual([
       expect.stringMatching(/^overridable: overridable does not apply to a Terraform policy set/),
     ]);
+  });
+
+  it("sends no Sentinel or OPA runtime setting for a Terraform policy set, and refuses one given", async () => {
+    expect(await reasons(tfpolicy({ policyToolVersion: "0.30.0", agentEnabled: true }))).toEqual([
+      expect.stringMatching(/^policyToolVersion: policyToolVersion chooses how Sentinel or OPA runs; .* remove it$/),
+      expect.stringMatching(/^agentEnabled: agentEnabled chooses how Sentinel or OPA runs; .* remove it$/),
+    ]);
+    // What goes over the wire, seen by a proxy in front of the local server.
+    const created: Record<string, unknown>[] = [];
+    const proxy = await startFaultServer((request, response) => {
+      void (async () => {
+        if (request.method === "POST" && /\/policy-sets$/.test(request.url)) {
+          created.push(JSON.parse(request.body.toString()).data.attributes);
+        }
+        const answer = await fetch(server.url + request.url, {
+          method: request.method,
+          headers: { authorization: String(request.headers.authorization), "content-type": "application/vnd.api+json" },
+          body: request.body.byteLength > 0 ? new Uint8Array(request.body) : undefined,
+        });
+        const headers = Object.fromEntries(answer.headers);
+        delete headers["content-length"];
+        response.writeHead(answer.status, headers);
+        response.end(Buffer.from(await answer.arrayBuffer()));
+      })();
+    });
+    const proxied = new TfeClient({ address: proxy.url, token, rateLimit: false });
+    const viaProxy = new PolicySetProvider();
+    viaProxy.context.useClient(proxied);
+    try {
+      const inputs = (await viaProxy.check({}, args(tfpolicy({ name: "tf-runtime" })))).inputs as PolicySetInputs;
+      const { id, outs } = await viaProxy.create(inputs);
+      expect(created).toHaveLength(1);
+      expect(created[0]).toMatchObject({ name: "tf-runtime", kind: "tfpolicy" });
+      expect(Object.keys(created[0] as object)).not.toContain("policy-tool-version");
+      expect(Object.keys(created[0] as object)).not.toContain("agent-enabled");
+      // Whatever the service shows for them is its default: no drift, nothing to send back.
+      const read = await viaProxy.read(id, outs as PolicySetOutputs);
+      expect((await viaProxy.diff(id, read.props as PolicySetOutputs, inputs)).changes).toBe(false);
+      await viaProxy.delete(id);
+    } finally {
+      await proxied.close();
+      await proxy.close();
+    }
   });
 
   it("refuses individual policies in a Terraform policy set: its code lives in its versions only", async () => {
