@@ -148,7 +148,12 @@ function findConfigFile(folder: string, shown: string): { kind: PolicyKind; conf
   const jsonForm = isFile(join(folder, "policies.json"))
     ? ": policies.json (the JSON form) is not read, write it as policies.hcl"
     : "";
-  throw new PolicyFolderError(shown, [`no sentinel.hcl or policies.hcl in ${shown}${jsonForm}`]);
+  // Terraform policy has no individual policies, so no PolicyFolder: its files go up whole as a set's version.
+  const terraformPolicy = readdirSync(folder).some((name) => name.endsWith(".policy.hcl"))
+    ? ": its .policy.hcl files are Terraform policy, which has no individual policies; declare a PolicySet with " +
+      "this directory instead"
+    : "";
+  throw new PolicyFolderError(shown, [`no sentinel.hcl or policies.hcl in ${shown}${jsonForm}${terraformPolicy}`]);
 }
 
 class FolderReader {

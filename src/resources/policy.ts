@@ -218,7 +218,14 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     const kind = news.kind ?? "sentinel";
     inputs.kind = kind;
     if (!isUnknown(kind) && !policyKinds.includes(kind as PolicyKind)) {
-      failures.push({ property: "kind", reason: `kind ${JSON.stringify(kind)} is not valid: use "sentinel" or "opa"` });
+      failures.push({
+        property: "kind",
+        reason:
+          kind === "tfpolicy"
+            ? 'kind "tfpolicy" is no kind of individual policy: Terraform policy lives in a policy set\'s versions; ' +
+              'declare a PolicySet with kind "tfpolicy" and the folder of its .policy.hcl files (directory)'
+            : `kind ${JSON.stringify(kind)} is not valid: use "sentinel" or "opa"`,
+      });
     }
 
     const enforceMode = this.checkEnforce(failures, news.enforce);

@@ -273,6 +273,9 @@ const expectations: Record<string, Expectation> = {
   "opa-other-blocks": { fails: ['policies.hcl:5: module "helpers": not a block of policies.hcl'] },
   "both-kinds": { fails: ["both sentinel.hcl and policies.hcl are here"] },
   "json-form": { fails: ["policies.json (the JSON form) is not read, write it as policies.hcl"] },
+  "terraform-policy": {
+    fails: ["its .policy.hcl files are Terraform policy, which has no individual policies; declare a PolicySet"],
+  },
 };
 
 describe("every fixture folder loads or fails clearly, failures before any request", () => {

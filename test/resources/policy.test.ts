@@ -102,6 +102,7 @@ describe("check", () => {
     [{ name: "has space" }, "name", /letters, digits/],
     [{ name: "a/b" }, "name", /letters, digits/],
     [{ kind: "python" }, "kind", /"sentinel" or "opa"/],
+    [{ kind: "tfpolicy" }, "kind", /no kind of individual policy: .*declare a PolicySet with kind "tfpolicy"/],
     [{ kind: "opa", codeFile: regoFile, enforcementLevel: "advisory" }, "query", /required for opa/],
     [{ query: "data.x" }, "query", /only valid for opa/],
     [{ enforcementLevel: "mandatory" }, "enforcementLevel", /hard-mandatory/],
