@@ -77,7 +77,7 @@ function labelDepth(value: unknown): number {
   return depths.every((depth) => depth > 0 && depth === depths[0]) ? 1 + (depths[0] as number) : 0;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 

@@ -6,6 +6,7 @@ import {
   type PolicySetKind,
   policyKinds,
 } from "../contract/policies";
+import { type FolderFiles, normalizedPoliciesPath } from "./folder-files";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
 import { decodeUtf8, importsOf } from "./sentinel";
 import { policyFileSuffix, readTfPolicyFolder } from "./tfpolicy";
@@ -18,8 +19,7 @@ import { policyFileSuffix, readTfPolicyFolder } from "./tfpolicy";
  * with it at preview, so the two cannot disagree.
  */
 
-/** The folder's files by path relative to its root, `/`-separated (`modules/tfplan-functions.sentinel`). */
-export type FolderFiles = ReadonlyMap<string, Uint8Array>;
+export type { FolderFiles } from "./folder-files";
 
 export const configFileOfKind: Record<PolicyKind, string> = { sentinel: "sentinel.hcl", opa: "policies.hcl" };
 
@@ -28,7 +28,8 @@ export const configFileOfKind: Record<PolicyKind, string> = { sentinel: "sentine
  * (`*.policy.hcl`) at its root with neither. Undefined where they say nothing, or both configuration files.
  */
 export function kindOfFolder(files: FolderFiles, policiesPath = ""): PolicySetKind | undefined {
-  const prefix = policiesPath ? `${policiesPath}/` : "";
+  const base = normalizedPoliciesPath(policiesPath);
+  const prefix = base ? `${base}/` : "";
   const found = policyKinds.filter((kind) => files.has(`${prefix}${configFileOfKind[kind]}`));
   if (found.length === 1) return found[0];
   const atRoot = (path: string) => path.startsWith(prefix) && !path.slice(prefix.length).includes("/");
@@ -108,7 +109,7 @@ export async function readPolicySetFolder(
       queries: [],
     };
   }
-  const base = posix.normalize(policiesPath.replace(/\\/g, "/")).replace(/^\.\/?$|^\.\/|\/$/g, "");
+  const base = normalizedPoliciesPath(policiesPath);
   const configName = base ? `${base}/${configFileOfKind[kind]}` : configFileOfKind[kind];
   const otherKind: PolicyKind = kind === "sentinel" ? "opa" : "sentinel";
   const configBytes = files.get(configName);

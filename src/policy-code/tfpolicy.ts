@@ -1,7 +1,8 @@
 import { posix } from "node:path";
 import { closestName } from "../contract/names";
 import { tfPolicyLevels } from "../contract/policies";
-import { type HclBlock, lineOf, parseBlocks } from "./hcl";
+import { type FolderFiles, normalizedPoliciesPath } from "./folder-files";
+import { blockAddress, type HclBlock, isObject, lineOf, parseBlocks } from "./hcl";
 import { decodeUtf8 } from "./sentinel";
 
 /**
@@ -12,8 +13,6 @@ import { decodeUtf8 } from "./sentinel";
  * the `tfpolicy` command that runs tests is closed source, so the checks are of structure, values written as
  * literals, and references between files.
  */
-
-export type FolderFiles = ReadonlyMap<string, Uint8Array>;
 
 export const policyFileSuffix = ".policy.hcl";
 export const policyTestFileSuffix = ".policytest.hcl";
@@ -158,10 +157,6 @@ function labelCounts(schema: BodySchema): Record<string, number> {
   return Object.fromEntries(Object.entries(schema.blocks ?? {}).map(([type, block]) => [type, block.labels]));
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** Nested blocks come from hcl2json as arrays of objects; anything else is an attribute. */
 function isBlockList(value: unknown): value is Record<string, unknown>[] {
   return Array.isArray(value) && value.length > 0 && value.every(isObject);
@@ -193,7 +188,7 @@ export async function readTfPolicyFolder(
   files: FolderFiles,
   options: { parameters?: Readonly<Record<string, string | undefined>>; policiesPath?: string } = {},
 ): Promise<TfPolicyFolder> {
-  const base = posix.normalize((options.policiesPath ?? "").replace(/\\/g, "/")).replace(/^\.\/?$|^\.\/|\/$/g, "");
+  const base = normalizedPoliciesPath(options.policiesPath ?? "");
   const prefix = base ? `${base}/` : "";
   const folder: TfPolicyFolder = {
     blocks: [],
@@ -299,7 +294,7 @@ async function readPolicyFile(
     if (!["resource_policy", "provider_policy", "module_policy"].includes(block.type) || block.labels.length !== 2) {
       continue;
     }
-    const at = `${path}:${lineOf(text, block) ?? "?"}: ${block.type} ${block.labels.map((label) => JSON.stringify(label)).join(" ")}`;
+    const at = `${path}:${lineOf(text, block) ?? "?"}: ${blockAddress(block)}`;
     const level = effectiveLevel(block, inputs, parameters, (problem) => folder.problems.push(`${at}: ${problem}`));
     const operations =
       block.type === "resource_policy"
@@ -339,9 +334,10 @@ function effectiveLevel(
   const checked = (value: unknown, from: string) => {
     if (typeof value === "string" && (tfPolicyLevels as readonly string[]).includes(value))
       return { level: value, from };
+    const near = typeof value === "string" ? closestName(value, tfPolicyLevels) : undefined;
     fail(
       `enforcement_level ${JSON.stringify(value)} (${from}) is not a level of Terraform policy: use ` +
-        `${tfPolicyLevels.join(", ")}${typeof value === "string" && closestName(value, tfPolicyLevels) ? ` (did you mean ${closestName(value, tfPolicyLevels)}?)` : ""}`,
+        `${tfPolicyLevels.join(", ")}${near ? ` (did you mean ${near}?)` : ""}`,
     );
     return { level: String(value), from };
   };
@@ -468,8 +464,7 @@ function checkBlocks(path: string, text: string, blocks: HclBlock[], schema: Bod
       continue;
     }
     counts.set(block.type, (counts.get(block.type) ?? 0) + 1);
-    const written = block.labels.map((label) => JSON.stringify(label)).join(" ");
-    const at = `${path}:${line ?? "?"}: ${block.type}${written ? ` ${written}` : ""}`;
+    const at = `${path}:${line ?? "?"}: ${blockAddress(block)}`;
     if (
       block.labels.length !== spec.labels ||
       (Object.keys(block.body).length === 1 && Object.hasOwn(block.body, "value") && spec.labels === 0)
@@ -479,7 +474,7 @@ function checkBlocks(path: string, text: string, blocks: HclBlock[], schema: Bod
       );
       continue;
     }
-    problems.push(...checkBody(at, text, block, block.body, spec.body));
+    problems.push(...checkBody(at, block.body, spec.body));
   }
   for (const [type, count] of counts) {
     const max = schema.blocks?.[type]?.max;
@@ -489,13 +484,7 @@ function checkBlocks(path: string, text: string, blocks: HclBlock[], schema: Bod
   return problems;
 }
 
-function checkBody(
-  at: string,
-  text: string,
-  block: HclBlock,
-  body: Record<string, unknown>,
-  schema: BodySchema,
-): string[] {
+function checkBody(at: string, body: Record<string, unknown>, schema: BodySchema): string[] {
   const problems: string[] = [];
   const names = [...Object.keys(schema.attributes ?? {}), ...Object.keys(schema.blocks ?? {})];
   for (const [name, value] of Object.entries(body)) {
@@ -510,7 +499,7 @@ function checkBody(
       }
       value.forEach((inner, index) => {
         const where = value.length > 1 ? `${at}: ${name} #${index + 1}` : `${at}: ${name}`;
-        problems.push(...checkBody(where, text, block, inner, nested.body));
+        problems.push(...checkBody(where, inner, nested.body));
       });
       continue;
     }

@@ -7,6 +7,7 @@ import { maxNameLength } from "../contract/limits";
 import { type PolicySetKind, policyNamePattern, policySetKinds, weakensEnforcement } from "../contract/policies";
 import { policySetArchiveSizeProblem } from "../contract/policy-sets";
 import { archiveSize, collectFolder, fileDigests, hashFiles, packFiles } from "../policy-code/archive";
+import { normalizedPoliciesPath } from "../policy-code/folder-files";
 import { Opa } from "../policy-code/opa";
 import { bringInOutsideSources, type WithOutsideSources } from "../policy-code/outside-sources";
 import {
@@ -20,7 +21,12 @@ import { dialectAdvice, policyToolVersionWords, queryProblems, regoVersionOfRunt
 import { checkDirectoryKept, checkVcs, idShapes, namesCredential, setNameTakenMessage } from "./policy-set-arguments";
 import { type AppliedScope, type appliedProperties, policySetProperties } from "./policy-set-properties";
 import { type ParameterState, scopeOptions } from "./policy-set-requests";
-import { checkTfPolicyFolder, type PolicyBlockShape, tfPolicyWeakenings } from "./policy-set-tfpolicy";
+import {
+  checkTfPolicyFolder,
+  type PolicyBlockShape,
+  terraformPolicyArgumentFailures,
+  tfPolicyWeakenings,
+} from "./policy-set-tfpolicy";
 import { argumentFailures } from "./property-table";
 import {
   type CheckFailure,
@@ -133,40 +139,7 @@ export class PolicySetChecker {
         reason: "overridable applies to OPA sets and to Sentinel sets with agentEnabled: true: set agentEnabled too",
       });
     }
-    if (kind === "tfpolicy") {
-      const runtime = {
-        policyToolVersion: news.policyToolVersion !== undefined,
-        agentEnabled: news.agentEnabled !== undefined && news.agentEnabled !== false,
-      };
-      for (const property of ["policyToolVersion", "agentEnabled"] as const) {
-        if (!runtime[property]) continue;
-        failures.push({
-          property,
-          reason:
-            `${property} chooses how Sentinel or OPA runs; a Terraform policy set runs on each workspace's own ` +
-            "Terraform (1.16 or newer), and the service documents no such setting for it: remove it",
-        });
-      }
-    }
-    if (kind === "tfpolicy" && news.overridable === true) {
-      failures.push({
-        property: "overridable",
-        reason:
-          "overridable does not apply to a Terraform policy set: each policy block's enforcement_level says whether " +
-          "it may be overridden (mandatory_overridable)",
-      });
-    }
-    if (
-      kind === "tfpolicy" &&
-      (isUnknown(news.policyIds) || (Array.isArray(news.policyIds) && news.policyIds.length > 0))
-    ) {
-      failures.push({
-        property: "policyIds",
-        reason:
-          "a Terraform policy set holds no individual policies (the Policies API has none of kind tfpolicy): give " +
-          "the folder of its .policy.hcl files (directory) or the repository that holds them (vcsRepo)",
-      });
-    }
+    if (kind === "tfpolicy") failures.push(...terraformPolicyArgumentFailures(news));
     inputs.overridable =
       kind === "tfpolicy" || (kind === "sentinel" && !inputs.agentEnabled) ? null : news.overridable === true;
     const notes: string[] = [];
@@ -199,10 +172,7 @@ export class PolicySetChecker {
     news: Record<string, unknown>,
     inputs: Record<string, unknown>,
   ): Promise<FolderCheck> {
-    inputs.contentHash = null;
-    inputs.contentFiles = {};
-    inputs.folderPolicies = {};
-    inputs.policyBlocks = {};
+    clearFolderRecord(inputs);
     const checkout = String(news.vcsCheckout);
     const fail = (reason: string) =>
       failures.push({ property: "vcsCheckout", reason: `vcsCheckout ${checkout}: ${reason}` });
@@ -215,7 +185,7 @@ export class PolicySetChecker {
       fail(`does not exist (resolved to ${root}, relative to the program's directory)`);
       return { readable: false };
     }
-    const policiesPath = typeof inputs.policiesPath === "string" ? inputs.policiesPath : "";
+    const policiesPath = normalizedPoliciesPath(typeof inputs.policiesPath === "string" ? inputs.policiesPath : "");
     let files: FolderFiles;
     try {
       files = collectFolder(root).files;
@@ -253,10 +223,7 @@ export class PolicySetChecker {
     news: Record<string, unknown>,
     inputs: Record<string, unknown>,
   ): Promise<FolderCheck> {
-    inputs.contentHash = null;
-    inputs.contentFiles = {};
-    inputs.folderPolicies = {};
-    inputs.policyBlocks = {};
+    clearFolderRecord(inputs);
     const directory = news.directory;
     if (directory === undefined || isUnknown(directory)) {
       if (isUnknown(directory)) inputs.contentHash = directory;
@@ -593,6 +560,14 @@ export class PolicySetChecker {
     );
     return named.join(", ");
   }
+}
+
+/** What a folder check records, empty until a folder is read: a set of policies has none of it. */
+function clearFolderRecord(inputs: Record<string, unknown>): void {
+  inputs.contentHash = null;
+  inputs.contentFiles = {};
+  inputs.folderPolicies = {};
+  inputs.policyBlocks = {};
 }
 
 /** A folder as it is uploaded: the files go-slug packs, with sources outside the folder brought in. */

@@ -1,6 +1,6 @@
 import type { FolderFiles, PolicySetFolderSummary } from "../policy-code/policy-set-folder";
 import { readTfPolicyFolder, type TfPolicyBlock } from "../policy-code/tfpolicy";
-import { isUnknown } from "./provider-context";
+import { type CheckFailure, isUnknown } from "./provider-context";
 
 /** What a Terraform policy block enforces besides its level: a later change that takes any away narrows it. */
 export interface PolicyBlockShape {
@@ -63,6 +63,40 @@ function parameterValues(parameters: unknown): Record<string, string | undefined
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The arguments a Terraform policy set cannot take: it holds no individual policies (the Policies API has none of
+ * kind tfpolicy), and the runtime settings are Sentinel's and OPA's (each block's level says what may be overridden).
+ */
+export function terraformPolicyArgumentFailures(news: Record<string, unknown>): CheckFailure[] {
+  const failures: CheckFailure[] = [];
+  for (const property of ["policyToolVersion", "agentEnabled"] as const) {
+    if (news[property] === undefined || news[property] === false) continue;
+    failures.push({
+      property,
+      reason:
+        `${property} chooses how Sentinel or OPA runs; a Terraform policy set runs on each workspace's own ` +
+        "Terraform (1.16 or newer), and the service documents no such setting for it: remove it",
+    });
+  }
+  if (news.overridable === true) {
+    failures.push({
+      property: "overridable",
+      reason:
+        "overridable does not apply to a Terraform policy set: each policy block's enforcement_level says whether " +
+        "it may be overridden (mandatory_overridable)",
+    });
+  }
+  if (isUnknown(news.policyIds) || (Array.isArray(news.policyIds) && news.policyIds.length > 0)) {
+    failures.push({
+      property: "policyIds",
+      reason:
+        "a Terraform policy set holds no individual policies (the Policies API has none of kind tfpolicy): give " +
+        "the folder of its .policy.hcl files (directory) or the repository that holds them (vcsRepo)",
+    });
+  }
+  return failures;
 }
 
 /**

@@ -104,7 +104,8 @@ const oauthTokenId = "ot-adoptLibrary00001";
 const sensitiveValue = "s3cr3t-api-token";
 /**
  * The only writes of adopting the organization: the service offers no download of a version's files, so the
- * uploaded set's folder goes up once, and it never shows a sensitive value, so that parameter is sent once.
+ * folder of each uploaded set (Sentinel and Terraform policy) goes up once, and it never shows a sensitive value, so
+ * that parameter is sent once.
  */
 const adoptionWrites = [
   "PATCH /api/v2/policy-sets/:policySetId/parameters/:parameterId",
@@ -216,6 +217,14 @@ function putFoldersIn(files: Record<string, string>): void {
   }
 }
 
+/** The routes of the scenario's writes, sorted: what a run changed on the service. */
+function writtenRoutes(context: Scenario): string[] {
+  return context
+    .writes()
+    .map((entry) => `${entry.method} ${entry.route}`)
+    .sort();
+}
+
 /** One scenario's service and project: seeded before its tests, closed after them. */
 interface Scenario {
   dataDir: string;
@@ -285,16 +294,11 @@ describe("import, then pulumi up adopts an organization of 150 policies", () => 
     });
   }, 180_000);
 
-  it("2. pulumi up adopts every policy, set and deprecation, writing only the set's folder and its secret", async () => {
+  it("2. pulumi up adopts every policy, set and deprecation, writing only the uploaded sets' folders and the secret", async () => {
     context.server.requestLog.clear();
     const up = await context.project.up();
     expect(up.output).toMatch(new RegExp(`\\+ ${policyCount + 3 + policySetCount} created`));
-    expect(
-      context
-        .writes()
-        .map((entry) => `${entry.method} ${entry.route}`)
-        .sort(),
-    ).toEqual(adoptionWrites);
+    expect(writtenRoutes(context)).toEqual(adoptionWrites);
     expect(rateLimited()).toEqual([]);
 
     const held = [];
@@ -385,15 +389,10 @@ describe("import --layout folder, then pulumi up adopts the organization through
     });
   }, 180_000);
 
-  it("2. pulumi up adopts every policy, set and deprecation, writing only the set's folder and its secret", async () => {
+  it("2. pulumi up adopts every policy, set and deprecation, writing only the uploaded sets' folders and the secret", async () => {
     context.server.requestLog.clear();
     await context.project.up();
-    expect(
-      context
-        .writes()
-        .map((entry) => `${entry.method} ${entry.route}`)
-        .sort(),
-    ).toEqual(adoptionWrites);
+    expect(writtenRoutes(context)).toEqual(adoptionWrites);
     context.server.requestLog.clear();
     const preview = await context.project.run(["preview", "--expect-no-changes", "--json"]);
     // The stack, each folder and its manifest, the policies, the sets, the two deprecations.
