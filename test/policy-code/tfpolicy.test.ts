@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { collectFolder } from "../../src/policy-code/archive";
-import { readPolicySetFolder } from "../../src/policy-code/policy-set-folder";
+import { kindOfFolder, readPolicySetFolder } from "../../src/policy-code/policy-set-folder";
 import { readTfPolicyFolder } from "../../src/policy-code/tfpolicy";
 
 const example = join(__dirname, "..", "..", "examples", "quickstart", "policy-sets", "terraform-policy");
@@ -174,6 +174,14 @@ describe("a Terraform policy folder, read as the service reads it and checked ag
   ])("refuses a test file with %s", async (_case, text, says) => {
     const folder = await readTfPolicyFolder(folderOf({ "a.policy.hcl": passing, "t.policytest.hcl": text }));
     expect(folder.problems).toEqual([expect.stringMatching(says)]);
+  });
+
+  it("infers the kind from a repository's policies path however it is written", () => {
+    const files = new Map([["policies/terraform/owner.policy.hcl", new Uint8Array()]]);
+    for (const path of ["policies/terraform", "./policies/terraform/", "policies\\terraform"]) {
+      expect(kindOfFolder(files, path), path).toBe("tfpolicy");
+    }
+    expect(kindOfFolder(files, "policies")).toBeUndefined();
   });
 
   it("finds test targets relative to the test file, files and folders alike", async () => {
