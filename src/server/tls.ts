@@ -29,8 +29,16 @@ const bitString = (content: Buffer) => tlv(0x03, Buffer.from([0]), content);
 const utf8String = (text: string) => tlv(0x0c, Buffer.from(text, "utf8"));
 const booleanTrue = tlv(0x01, Buffer.from([0xff]));
 
-function positiveInteger(bytes: Buffer): Buffer {
-  return tlv(0x02, (bytes[0] ?? 0) & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes);
+/**
+ * A non-negative big-endian integer as DER writes it: the fewest bytes, with one 0x00 in front only where the top bit
+ * is set. Leading zero bytes are dropped: DER refuses them ("illegal padding"), and a random serial starts with one
+ * about once in 256 certificates.
+ */
+export function derPositiveInteger(bytes: Buffer): Buffer {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start++;
+  const minimal = bytes.length === 0 ? Buffer.from([0]) : bytes.subarray(start);
+  return tlv(0x02, (minimal[0] ?? 0) & 0x80 ? Buffer.concat([Buffer.from([0]), minimal]) : minimal);
 }
 
 function objectIdentifier(dotted: string): Buffer {
@@ -92,8 +100,8 @@ export function selfSignedCertificate(hosts: readonly string[], days = 30): TlsC
   const extension = (oid: string, critical: boolean, value: Buffer) =>
     sequence(objectIdentifier(oid), ...(critical ? [booleanTrue] : []), octetString(value));
   const toBeSigned = sequence(
-    explicit(0, positiveInteger(Buffer.from([2]))),
-    positiveInteger(serial),
+    explicit(0, derPositiveInteger(Buffer.from([2]))),
+    derPositiveInteger(serial),
     ecdsaWithSha256,
     name,
     sequence(time(new Date(now - 60_000)), time(new Date(now + days * 86_400_000))),

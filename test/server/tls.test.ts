@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, selfSignedCertificate, startServer } from "../../src/server";
+import { derPositiveInteger } from "../../src/server/tls";
 import { compiledCli, type LaunchedCli, launchCli } from "./cli-process";
 import { seed, token } from "./helpers";
 
@@ -179,5 +180,18 @@ describe("the bin with --tls", () => {
     expect(fails(["--tls-cert", join(directory, "missing.pem"), "--tls-key", join(directory, "missing.key")])).toThrow(
       /--tls-cert .*missing\.pem/,
     );
+  });
+});
+
+describe("DER integers in the certificate", () => {
+  it.each([
+    ["00 12 34", "02 02 12 34"],
+    ["00 00 80", "02 02 00 80"],
+    ["80 01", "02 03 00 80 01"],
+    ["00 00", "02 01 00"],
+    ["7f", "02 01 7f"],
+  ])("writes %s as %s: the fewest bytes, a leading zero only before a set top bit", (given, written) => {
+    const hex = (text: string) => Buffer.from(text.replaceAll(" ", ""), "hex");
+    expect(derPositiveInteger(hex(given)).toString("hex")).toBe(hex(written).toString("hex"));
   });
 });
