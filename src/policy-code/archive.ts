@@ -9,7 +9,7 @@ import {
   policySetArchiveSizeProblem,
 } from "../contract/policy-sets";
 import type { FolderFiles } from "./policy-set-folder";
-import { readSlugFolder, resolveLinks } from "./slug";
+import { LinkExpansionError, readSlugFolder, resolveLinks } from "./slug";
 
 /**
  * A policy-set folder and its archive, the gzip'd tar a policy set version is uploaded as. The folder is read as
@@ -150,7 +150,13 @@ export async function unpackArchive(archive: Uint8Array): Promise<Map<string, Ui
   if (problems.length > 0) throw new ArchiveError(422, problems.slice(0, 5).join("; "));
   const tooLarge = policySetArchiveSizeProblem(archiveSize(files, archive));
   if (tooLarge) throw new ArchiveError(413, tooLarge);
-  return resolveLinks(files, links);
+  // The limits count what a reader sees: links resolved (a link to a folder reads as all its files).
+  try {
+    return resolveLinks(files, links);
+  } catch (error) {
+    if (error instanceof LinkExpansionError) throw new ArchiveError(413, `the archive ${error.message}`);
+    throw error;
+  }
 }
 
 /** The entry's path inside the folder (`./a/b` is `a/b`), or undefined when it would leave it. */

@@ -1,5 +1,6 @@
 import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
+import { maxPolicySetFiles, maxPolicySetUnpackedBytes } from "../contract/policy-sets";
 
 /**
  * A policy-set folder read the way HashiCorp's go-slug packs it for go-tfe's `PolicySetVersions.Upload` (and so for
@@ -212,7 +213,14 @@ export function readSlugFolder(directory: string): SlugFolder {
   };
 
   walk(root, "", new Set([tryRealpath(root) ?? root]));
-  return { files: resolveLinks(files, links), packed: { files, links }, externalLinks };
+  let resolved: Map<string, Uint8Array>;
+  try {
+    resolved = resolveLinks(files, links);
+  } catch (error) {
+    if (error instanceof LinkExpansionError) throw new SlugError(`the folder ${error.message}`);
+    throw error;
+  }
+  return { files: resolved, packed: { files, links }, externalLinks };
 }
 
 function tryRealpath(path: string): string | undefined {
@@ -241,11 +249,32 @@ function isWithin(folder: string, path: string): boolean {
  */
 const maxLinkedDepth = 64;
 
+/** Links that would read as more files or bytes than a version may hold: counted as they resolve, never past it. */
+export class LinkExpansionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "LinkExpansionError";
+  }
+}
+
 export function resolveLinks(
   files: ReadonlyMap<string, Uint8Array>,
   links: ReadonlyMap<string, string>,
+  limits: { files: number; bytes: number } = { files: maxPolicySetFiles, bytes: maxPolicySetUnpackedBytes },
 ): Map<string, Uint8Array> {
   const view = new Map(files);
+  let bytesRead = 0;
+  for (const bytes of files.values()) bytesRead += bytes.byteLength;
+  const add = (path: string, bytes: Uint8Array) => {
+    view.set(path, bytes);
+    bytesRead += bytes.byteLength;
+    if (view.size > limits.files || bytesRead > limits.bytes) {
+      throw new LinkExpansionError(
+        `its links read as more than ${view.size > limits.files ? `${limits.files} files` : `${limits.bytes} bytes`} ` +
+          "(a link to a folder reads as every file of it): a version holds no more; remove links that repeat folders",
+      );
+    }
+  };
   // Each pass adds what one more step of following gives; a pass that adds nothing ends it. A link to a folder
   // above it would add paths forever, and is skipped.
   for (let added = true; added; ) {
@@ -255,7 +284,7 @@ export function resolveLinks(
       const file = view.get(target);
       if (file !== undefined) {
         if (!view.has(link)) {
-          view.set(link, file);
+          add(link, file);
           added = true;
         }
         continue;
@@ -265,7 +294,7 @@ export function resolveLinks(
         const linked = `${link}/${path.slice(target.length + 1)}`;
         // Two folders linked into each other would nest without end: no reader goes that deep.
         if (!view.has(linked) && linked.split("/").length <= maxLinkedDepth) {
-          view.set(linked, bytes);
+          add(linked, bytes);
           added = true;
         }
       }

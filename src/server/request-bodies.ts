@@ -25,8 +25,39 @@ function serverBusy(): ApiError {
 }
 
 /**
+ * How much of a refused body is read and discarded before the answer, so that a client still sending reads the 413
+ * instead of a reset (fastify closes the connection after a parser's error, and a socket closed while the client
+ * writes gives it EPIPE): nginx's lingering close does the same. Past it, or after the time, the connection closes.
+ */
+const lingeringBytes = 64 * 1024 * 1024;
+const lingeringMs = 10_000;
+
+/** Discards the rest of `payload`, up to the lingering bounds, then calls `then` once. */
+function drainThen(payload: NodeJS.ReadableStream, alreadyRead: number, then: () => void): void {
+  let drained = alreadyRead;
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    payload.removeListener("data", count);
+    then();
+  };
+  const count = (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > lingeringBytes) finish();
+  };
+  const timer = setTimeout(finish, lingeringMs);
+  payload.on("data", count);
+  payload.once("end", finish);
+  payload.once("error", finish);
+  payload.resume();
+}
+
+/**
  * Takes raw `application/octet-stream` bodies in `scope`, counted while they stream in. Past `limitBytes` it answers
- * `tooLarge()` at once and discards the rest unread into memory, so an oversized body never costs more than the limit.
+ * `tooLarge()` once the rest has arrived (discarded unread into memory, up to the lingering bounds), so an oversized
+ * body never costs more than the limit and the client reads the answer.
  * All uploads of the server together hold at most `budgetBytes`: the one that would pass it answers 503 with
  * Retry-After, so stalled uploads cannot exhaust memory. Code uploads and policy set archives share one budget.
  */
@@ -38,8 +69,7 @@ export function acceptBudgetedBodies(
   scope.addContentTypeParser("application/octet-stream", (request, payload, done) => {
     const declared = Number(request.headers["content-length"]);
     if (declared > limitBytes) {
-      payload.resume();
-      done(tooLarge(), undefined);
+      drainThen(payload, 0, () => done(tooLarge(), undefined));
       return;
     }
     const chunks: Buffer[] = [];
@@ -51,10 +81,14 @@ export function acceptBudgetedBodies(
       chunks.length = 0;
       done(error, body);
     };
-    payload.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       if (settled) return;
       if (received + chunk.length > limitBytes) {
-        settle(tooLarge(), undefined);
+        settled = true;
+        metrics.bufferedBytes -= received;
+        chunks.length = 0;
+        payload.removeListener("data", onData);
+        drainThen(payload, received + chunk.length, () => done(tooLarge(), undefined));
         return;
       }
       if (metrics.bufferedBytes + chunk.length > budgetBytes) {
@@ -66,7 +100,8 @@ export function acceptBudgetedBodies(
       chunks.push(chunk);
       metrics.peakBufferedBytes = Math.max(metrics.peakBufferedBytes, received);
       metrics.peakTotalBufferedBytes = Math.max(metrics.peakTotalBufferedBytes, metrics.bufferedBytes);
-    });
+    };
+    payload.on("data", onData);
     payload.on("end", () => {
       if (settled) return;
       const body = Buffer.concat(chunks, received);

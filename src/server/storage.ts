@@ -106,7 +106,14 @@ export interface PolicySetVersionRecord {
   /** `tfe-api` for uploads; the VCS provider's name for a version read from version control. */
   source: string;
   /** The commit a version-control version was read from. */
-  ingressAttributes: { commitSha: string; branch: string; identifier: string; commitUrl: string } | null;
+  ingressAttributes: {
+    commitSha: string;
+    branch: string;
+    identifier: string;
+    commitUrl: string;
+    /** The set's policies path when it was read (this server's own record: the service shows none). */
+    policiesPath?: string;
+  } | null;
   errorMessage: string | null;
   createdAt: string;
   updatedAt: string;

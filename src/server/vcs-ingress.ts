@@ -62,6 +62,7 @@ export async function startVcsIngress(
       branch: head?.branch ?? repo.branch ?? "",
       identifier: repo.identifier,
       commitUrl: head ? `https://${providerHost(provider)}/${repo.identifier}/commit/${head.sha}` : "",
+      policiesPath: policySet.policiesPath ?? "",
     },
   });
   if (!repository) {
@@ -82,9 +83,14 @@ export async function startVcsIngress(
   return version;
 }
 
+/** The repository's files at `sha`, as the gzip'd tar a version of it is read from. */
+export function gitArchive(repository: string, sha: string): Promise<Buffer> {
+  return git(repository, ["archive", "--format=tar.gz", sha]);
+}
+
 async function readVersion(storage: Storage, policySet: PolicySetRecord, versionId: string, path: string, sha: string) {
   try {
-    const files = await unpackArchive(await git(path, ["archive", "--format=tar.gz", sha]));
+    const files = await unpackArchive(await gitArchive(path, sha));
     await readPolicySetFolder(files, policySet.kind, policySet.policiesPath ?? "");
     storage.finishVersion(versionId, { status: "ready" });
   } catch (error) {

@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RunningServer } from "../../src/server";
@@ -150,6 +151,29 @@ describe("issue 10 item 6", () => {
     }
   });
 
+  it("answers 413 to a streamed body four times the limit, not a reset, on both upload routes, eight times each", async () => {
+    // Sent chunked, as a streaming client does: the server answered at the limit and closed while the client still
+    // wrote, which gave it EPIPE instead of the answer (13 of 16 here before the server read the rest first).
+    const roomy = await start({ uploadBufferBudgetBytes: 64 * 1024 * 1024 });
+    try {
+      const policy = await createPolicy(roomy, "far-too-large");
+      const created = await call(roomy, "POST", "/api/v2/organizations/acme/policy-sets", {
+        body: { data: { type: "policy-sets", attributes: { name: "far-too-large" } } },
+      });
+      const outcomes: string[] = [];
+      for (let attempt = 0; attempt < 8; attempt++) {
+        outcomes.push(
+          await streamedPut(`${roomy.url}${uploadPath(policy.id)}`, { authorization: `Bearer ${roomy.token}` }),
+        );
+        const version = await call(roomy, "POST", `/api/v2/policy-sets/${created.body.data.id}/versions`);
+        outcomes.push(await streamedPut(version.body.data.links.upload, {}));
+      }
+      expect(outcomes).toEqual(Array(16).fill("413"));
+    } finally {
+      await roomy.close();
+    }
+  }, 120_000);
+
   it("answers 404, not 414 echoing the URL, to a policy id over 100 characters", async () => {
     const id = `pol-${"x".repeat(200)}`;
     const answer = await call(server, "GET", `/api/v2/policies/${id}`);
@@ -209,3 +233,41 @@ describe("issue 10 item 6", () => {
     expect(JSON.stringify(links)).not.toContain("evil.example");
   });
 });
+
+/** PUTs 40 MB chunked, 256 KB a write, each once the last drained: the answer's status, or the socket's error. */
+function streamedPut(url: string, headers: Record<string, string>): Promise<string> {
+  return new Promise((done) => {
+    const target = new URL(url);
+    const put = httpRequest({
+      host: target.hostname,
+      port: target.port,
+      path: `${target.pathname}${target.search}`,
+      method: "PUT",
+      headers: { ...headers, "content-type": "application/octet-stream" },
+    });
+    let settled = false;
+    const settle = (outcome: string) => {
+      if (settled) return;
+      settled = true;
+      done(outcome);
+    };
+    put.on("response", (response) => {
+      response.resume();
+      response.on("end", () => settle(String(response.statusCode)));
+    });
+    put.on("error", (error: NodeJS.ErrnoException) => settle(error.code ?? error.message));
+    const chunk = Buffer.alloc(256 * 1024);
+    let sent = 0;
+    const write = () => {
+      while (sent < 40 * 1024 * 1024) {
+        sent += chunk.length;
+        if (!put.write(chunk)) {
+          put.once("drain", write);
+          return;
+        }
+      }
+      put.end();
+    };
+    write();
+  });
+}

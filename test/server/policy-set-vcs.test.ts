@@ -111,6 +111,19 @@ describe("policy sets read from version control", () => {
     ).toMatch(/no policies\/gcp\/sentinel\.hcl in the repository/);
   });
 
+  it("takes an empty credential as absent, as the Terraform provider sends it beside the other one", async () => {
+    // What the tfe provider's tfe_policy_set sends for a vcs_repo with an OAuth token: both keys, one empty.
+    const created = await createVcsSet("terraform-sent", { ...repo, "github-app-installation-id": "" });
+    expect(created.status).toBe(201);
+    expect(created.body.data.attributes["vcs-repo"]["github-app-installation-id"]).toBeNull();
+    const updated = await call(server, "PATCH", `/api/v2/policy-sets/${created.body.data.id}`, {
+      body: {
+        data: { type: "policy-sets", attributes: { "vcs-repo": { ...repo, "github-app-installation-id": "" } } },
+      },
+    });
+    expect(updated.status).toBe(200);
+  });
+
   it("refuses a credential that is not the organization's, and a policies path without a repository (422)", async () => {
     const stranger = await createVcsSet("stranger", { ...repo, "oauth-token-id": "ot-notours0000000001" });
     expect(stranger.status).toBe(422);

@@ -232,6 +232,31 @@ describe("policy set versions: an uploaded folder", () => {
     }
   });
 
+  it("counts what links read as, not the archive's entries: 400 files and 400 links to their folder answer 413 at once", async () => {
+    const setId = await newSet("versioned-links");
+    const version = await newVersion(setId);
+    const entries = [
+      ...Array.from({ length: 400 }, (_, index) => ({ path: `files/f${index}.txt`, type: "File", body: "x" })),
+      ...Array.from({ length: 400 }, (_, index) => ({
+        path: `links/l${index}`,
+        type: "SymbolicLink",
+        linkpath: "../files",
+      })),
+    ];
+    const archive = rawTar(entries);
+    expect(archive.length).toBeLessThan(64 * 1024);
+    const started = performance.now();
+    const answer = await upload(version.upload, archive);
+    const took = performance.now() - started;
+    expect(answer.status).toBe(413);
+    expect(((await answer.json()) as { errors: { detail: string }[] }).errors[0]?.detail).toMatch(
+      /the archive its links read as more than 10000 files/,
+    );
+    // It answered without reading 160,400 entries: the server took other requests meanwhile.
+    expect((await call(server, "GET", "/api/v2/ping")).status).toBe(204);
+    console.log(`400 files and 400 links to their folder: 413 in ${Math.round(took)} ms`);
+  });
+
   it("answers 413 to an archive that unpacks past the limit (a gzip bomb) and keeps the version waiting", async () => {
     const setId = await newSet("versioned-bomb");
     const version = await newVersion(setId);

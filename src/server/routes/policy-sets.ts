@@ -299,7 +299,10 @@ export function registerPolicySetRoutes(app: FastifyInstance, context: AppContex
     async (request, reply) => {
       const { organization } = request.params;
       authorize(request, organization, "managePolicies");
-      const { attributes, relationships = {} } = parseBody(createPolicySetRequest, request.body).data;
+      const { attributes, relationships = {} } = parseBody(
+        createPolicySetRequest,
+        withoutEmptyCredentials(request.body),
+      ).data;
       const kind = attributes.kind ?? "sentinel";
       const global = attributes.global ?? false;
       const agentEnabled = kind === "opa" || (attributes["agent-enabled"] ?? false);
@@ -378,7 +381,7 @@ export function registerPolicySetRoutes(app: FastifyInstance, context: AppContex
           pointer: "/data/id",
         });
       }
-      const { attributes } = parseBody(updatePolicySetRequest, request.body).data;
+      const { attributes } = parseBody(updatePolicySetRequest, withoutEmptyCredentials(request.body)).data;
       const agentEnabled = policySet.kind === "opa" || (attributes["agent-enabled"] ?? policySet.agentEnabled);
       const problems = settingProblems(policySet.kind, agentEnabled, attributes);
       const vcs = vcsSettings(storage, policySet.organization, attributes, policySet, problems);
@@ -741,4 +744,23 @@ function registerParameterRoutes(app: FastifyInstance, storage: Storage): void {
 
 function keyTaken(): ApiError {
   return ApiError.single(422, "invalid attribute", "Key has already been taken", { pointer: "/data/attributes/key" });
+}
+
+/**
+ * The body with an empty `vcs-repo` credential left out: the Terraform provider sends `"github-app-installation-id":
+ * ""` beside an OAuth token (and the reverse), which the service takes as absent. The server only; the client sends
+ * valid requests.
+ */
+function withoutEmptyCredentials(body: unknown): unknown {
+  const repo = (body as { data?: { attributes?: { "vcs-repo"?: unknown } } } | undefined)?.data?.attributes?.[
+    "vcs-repo"
+  ];
+  if (typeof repo !== "object" || repo === null) return body;
+  const cleaned = Object.fromEntries(
+    Object.entries(repo).filter(
+      ([key, value]) => !(["oauth-token-id", "github-app-installation-id"].includes(key) && value === ""),
+    ),
+  );
+  const data = (body as { data: { attributes: Record<string, unknown> } }).data;
+  return { ...(body as object), data: { ...data, attributes: { ...data.attributes, "vcs-repo": cleaned } } };
 }
