@@ -1,5 +1,3 @@
-import "./compile-cache";
-
 export {
   resolveClientConfig,
   TfeApiError,

@@ -37,6 +37,11 @@ export class GitRepository {
     return execFileSync("git", ["-C", this.path, ...args], { env: gitEnv, encoding: "utf8" });
   }
 
+  /** The commit the checkout is at. */
+  head(): string {
+    return this.git(["rev-parse", "HEAD"]).trim();
+  }
+
   /** Writes `files` and commits them on the current branch; returns the commit's SHA. */
   commit(files: Record<string, string>, message: string): string {
     for (const [path, text] of Object.entries(files)) {

@@ -1,6 +1,7 @@
 // The commands themselves, loaded by tfe-governance.ts once Node.js is new enough.
 import { importMain, StreamProgress } from "../importer/command";
 import { pendingCreatesMain } from "../recovery/pending-creates";
+import { checkFolderMain } from "./check-folder";
 import { tfeGovernanceUsage as usage } from "./usage";
 
 async function main(argv: string[]): Promise<number> {
@@ -19,11 +20,16 @@ async function main(argv: string[]): Promise<number> {
       log: (line) => process.stderr.write(`${line}\n`),
     });
   }
+  if (command === "check-folder") {
+    return checkFolderMain(args, { out: process.stdout, log: (line) => process.stderr.write(`${line}\n`) });
+  }
   if (command === undefined || command === "--help" || command === "help") {
     process.stdout.write(`${usage}\n`);
     return command === undefined ? 2 : 0;
   }
-  process.stderr.write(`tfe-governance: unknown command "${command}": the commands are: import, pending-creates\n`);
+  process.stderr.write(
+    `tfe-governance: unknown command "${command}": the commands are: import, pending-creates, check-folder\n`,
+  );
   return 2;
 }
 

@@ -1,6 +1,7 @@
 // The command's whole help, apart from the commands so that it shows even where they cannot load (an older Node).
 import { importUsage } from "../importer/usage";
 import { pendingCreatesUsage } from "../recovery/usage";
+import { checkFolderUsage } from "./check-folder-usage";
 
 export const tfeGovernanceUsage = `Usage: tfe-governance <command> [options]
 
@@ -9,9 +10,14 @@ Commands:
             version deprecations) as they are.
   pending-creates
             After a killed "pulumi up": print the "pulumi refresh" that records what its creates left.
+  check-folder
+            Compare a policy-set folder with the one it replaces, as PolicySet does at preview: for a
+            library's CI, before a push reaches a set read from version control.
 
 Run "tfe-governance <command> --help" for a command's options.
 
 ${importUsage}
 
-${pendingCreatesUsage}`;
+${pendingCreatesUsage}
+
+${checkFolderUsage}`;

@@ -41,13 +41,27 @@ export const enforcementLevels = ["hard-mandatory", "soft-mandatory", "advisory"
  * overridden; hard-mandatory and OPA's mandatory stop it (an OPA set that is `overridable` is its own weakening).
  * Undefined for a level the kind does not know (another rule reports it).
  */
-function enforcementStrength(kind: PolicySetKind, level: string): number | undefined {
-  const strengths: Record<PolicySetKind, Record<string, number>> = {
-    sentinel: { advisory: 1, "soft-mandatory": 2, "hard-mandatory": 3 },
-    opa: { advisory: 1, mandatory: 3 },
-    tfpolicy: { advisory: 1, mandatory_overridable: 2, mandatory: 3 },
-  };
+export function enforcementStrength(kind: PolicySetKind, level: string): number | undefined {
   return Object.hasOwn(strengths[kind], level) ? strengths[kind][level] : undefined;
+}
+
+const strengths: Record<PolicySetKind, Record<string, number>> = {
+  sentinel: { advisory: 1, "soft-mandatory": 2, "hard-mandatory": 3 },
+  opa: { advisory: 1, mandatory: 3 },
+  tfpolicy: { advisory: 1, mandatory_overridable: 2, mandatory: 3 },
+};
+
+/**
+ * The level of a policy written as an expression the checks cannot evaluate: no kind knows it, so it compares with
+ * nothing but itself (the guard counts a change to or from it as one it cannot compare).
+ */
+export function cannotEvaluate(expression: string): string {
+  return `<cannot evaluate: ${expression}>`;
+}
+
+/** The level nothing is stricter than: a change to it weakens nothing, whatever it replaces. */
+export function strongestLevel(kind: PolicySetKind): string {
+  return kind === "sentinel" ? "hard-mandatory" : "mandatory";
 }
 
 /**

@@ -85,7 +85,11 @@ export interface ImportReport {
     /** `policies`, `folder` (its directory), or `version control`. */
     holds: string;
     /** Config keys the user sets with `pulumi config set --secret`, one per sensitive parameter. */
-    secretConfig: { key: string; parameter: string }[];
+    /**
+     * Parameters given as secret stack config: sensitive ones (the service never shows them), and credential-named
+     * ones it holds in plain text (`plainOnService`), whose values are never written into the project.
+     */
+    secretConfig: { key: string; parameter: string; plainOnService?: true }[];
     directory?: string;
   }[];
   /** The folder layout's folders, each one policy set's worth: one kind, the same policy sets. */

@@ -1,6 +1,7 @@
 import { reasonWithoutNotice } from "../contract/module-versions";
 import { policyNamePattern } from "../contract/policies";
 import { regoVersionOfRuntime } from "../policy-code/rego";
+import { namesCredential } from "../resources/policy-set-arguments";
 import { policySetsDirectory, renderFolders } from "./folder";
 import {
   codeExtension,
@@ -177,11 +178,14 @@ function declarePolicySets(
     const { identifier } = identifiers.allocate(camelCase([policySet.name, "set"]), "set");
     const holds = policySet.vcs ? "version control" : policySet.versioned ? "folder" : "policies";
     const directory = holds === "folder" ? `${policySetsDirectory}/${folderNameOf(policySet.name)}` : undefined;
+    // A credential-named parameter the service holds in plain text becomes secret config too, as PolicySet's own
+    // rule requires: its value is never written into the project.
     const secretConfig = policySet.parameters
-      .filter((parameter) => parameter.sensitive)
+      .filter((parameter) => parameter.sensitive || namesCredential(parameter.key))
       .map((parameter) => ({
         key: `${policySet.name}-${parameter.key}`.replace(/[^A-Za-z0-9_.-]/g, "-"),
         parameter: parameter.key,
+        ...(parameter.sensitive ? {} : { plainOnService: true as const }),
       }));
     report.policySets.push({
       name: policySet.name,

@@ -69,13 +69,22 @@ function secretSteps(report: ImportReport): string[] {
     policySet.secretConfig.map((entry) => ({ ...entry, set: policySet.name })),
   );
   if (secrets.length === 0) return [];
+  const plain = secrets.filter((secret) => secret.plainOnService);
   return [
     "   Give each sensitive parameter of a policy set its value: the service never shows one, so the import could",
     "   not read it, and the first `pulumi up` sends each once.",
+    ...(plain.length > 0
+      ? [
+          "   A parameter whose name says it holds a credential, which the service holds in plain text, is given the same",
+          "   way (its value is never written into this project): copy it from the set's parameters, and the first `pulumi",
+          "   up` makes it sensitive.",
+        ]
+      : []),
     "",
     "   ```sh",
     ...secrets.map(
-      ({ key, parameter, set }) => `   pulumi config set --secret ${key} <value>   # ${set}: ${parameter}`,
+      ({ key, parameter, set, plainOnService }) =>
+        `   pulumi config set --secret ${key} <value>   # ${set}: ${parameter}${plainOnService ? " (plain on the service now)" : ""}`,
     ),
     "   ```",
   ];
@@ -120,7 +129,10 @@ function policySetSection(report: ImportReport): string[] {
           "",
           "A set of uploaded versions evaluates its folder, and the service offers no download of a version's files:",
           "put each set's folder (as version control holds it) at its path above before the first `pulumi up`,",
-          "which uploads it once, as a new version with the same content; preview refuses a missing folder.",
+          "which uploads it once, as a new version; preview refuses a missing folder. What that upload replaces",
+          "cannot be read, so it cannot be compared with the folder: preview refuses it as a weakening it cannot rule",
+          "out. Once the folder is the set's, approve that one run: `TFE_ALLOW_WEAKENING=true pulumi up` (its",
+          "preview lists what it lets through as warnings). Later changes of the folder are compared as usual.",
         ]
       : []),
   ];
@@ -162,7 +174,8 @@ function projectReadme(source: ImportSource, report: ImportReport, library: Libr
     "4. `pulumi up`. Every resource shows as a create: each declares `adoptExisting: true`, so a policy or a set is",
     "   looked up by name and taken over as it is, and a deprecation that already holds its reason and link is taken",
     "   over too. Where the program and the service agree, nothing is sent to the service but reads; the exceptions",
-    "   are listed under Policy sets below (a folder uploaded once, sensitive parameters sent once).",
+    "   are listed under Policy sets below (a folder uploaded once, which needs `TFE_ALLOW_WEAKENING=true` for that",
+    "   first run; sensitive parameters sent once).",
     "5. `pulumi preview --expect-no-changes` passes right after. From now on edit the policy files (and, in folders,",
     `   their \`.hcl\` files) and \`${programFile}\`, review with \`pulumi preview\`, apply with \`pulumi up\`, and catch changes made outside`,
     "   Pulumi with `pulumi preview --refresh --expect-no-changes` (in CI, on a schedule).",

@@ -2,10 +2,11 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { enforcementLevelsByKind, maxPolicyCodeBytes, type PolicyKind, policyNamePattern } from "../contract/policies";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
+import { localSourceFile } from "./local-source";
 import { Opa, OpaError, type OpaProblem, type RegoModule, type RegoVersion } from "./opa";
 import { isRemoteSource } from "./policy-set-folder";
 import { dialectAdvice, queryPath, referencePath, regoVersionWords } from "./rego";
-import { decodeUtf8, definesMain, importsOf, sentinelFmtCheck } from "./sentinel";
+import { decodeUtf8, importsOf, sentinelFmtCheck, sentinelPolicyProblems } from "./sentinel";
 
 /**
  * A policy-set folder as the service reads it from version control (`sentinel.hcl` or `policies.hcl` beside the
@@ -22,7 +23,10 @@ export interface PolicyOverride {
 }
 
 export interface ReadPolicyFolderOptions {
-  /** The Rego the policy set's OPA runtime evaluates: `v1` for OPA 1.x (default), `v0` for OPA 0.x. */
+  /**
+   * The Rego the policy sets' OPA runtime evaluates: `v0` (default) for sets on `latest` (the service runs OPA 0.61.x
+   * for it) or a 0.x runtime, `v1` for sets pinned to OPA 1.x.
+   */
   regoVersion?: RegoVersion;
   /** The `opa` binary to check Rego with; default: `opa` on PATH. */
   opaPath?: string;
@@ -321,14 +325,19 @@ class FolderReader {
 
   /** The path, if it is a readable file within the service's size limit. */
   private codeFileAt(block: HclBlock, attribute: string, path: string, shown: string): string | undefined {
-    const stat = statSync(path, { throwIfNoEntry: false });
-    const where = `${this.at(block, attribute)}: ${shown}`;
-    if (!stat) this.problems.push(`${where} does not exist (resolved to ${path}): fix the path, or add the file`);
-    else if (!stat.isFile()) this.problems.push(`${where} is not a file (resolved to ${path})`);
-    else if (stat.size > maxPolicyCodeBytes) {
-      this.problems.push(`${where} is ${stat.size} bytes; the service accepts at most ${maxPolicyCodeBytes} (10 MB)`);
-    } else return path;
-    return undefined;
+    const file = localSourceFile(this.folder, path);
+    if ("problem" in file) {
+      this.problems.push(`${this.at(block, attribute)}: ${file.problem.replace(path, shown)}`);
+      return undefined;
+    }
+    const size = statSync(file.path).size;
+    if (size > maxPolicyCodeBytes) {
+      this.problems.push(
+        `${this.at(block, attribute)}: ${shown} is ${size} bytes; the service accepts at most ${maxPolicyCodeBytes} (10 MB)`,
+      );
+      return undefined;
+    }
+    return path;
   }
 
   private async checkSentinel(policies: FolderPolicy[], blocks: HclBlock[], imports: Map<string, HclBlock>) {
@@ -337,15 +346,8 @@ class FolderReader {
         const block = blocks.find((candidate) => candidate.labels[0] === policy.block) as HclBlock;
         const shown = relative(this.folder, policy.codeFile);
         const code = decodeUtf8(readFileSync(policy.codeFile));
-        if (code === undefined) {
-          this.problems.push(`${this.at(block)}: ${shown} is not valid UTF-8: save it as UTF-8`);
-          return;
-        }
-        if (!definesMain(code)) {
-          this.problems.push(
-            `${this.at(block)}: ${shown} defines no main rule: every Sentinel policy needs main = rule { ... }`,
-          );
-        }
+        for (const problem of sentinelPolicyProblems(code, shown)) this.problems.push(`${this.at(block)}: ${problem}`);
+        if (code === undefined) return;
         for (const { name, line } of importsOf(code)) {
           const declared = imports.get(name);
           if (declared) {

@@ -1,7 +1,8 @@
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, posix, relative, resolve, sep } from "node:path";
 import type { PolicySetKind } from "../contract/policies";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
+import { localSourceFile } from "./local-source";
 import { configFileOfKind, type FolderFiles, isRemoteSource } from "./policy-set-folder";
 import { decodeUtf8 } from "./sentinel";
 
@@ -61,16 +62,13 @@ export async function bringInOutsideSources(
     if (typeof source !== "string" || isRemoteSource(source)) continue;
     const normalized = posix.normalize(source.replace(/\\/g, "/"));
     if (!(normalized === ".." || normalized.startsWith("../"))) continue;
-    const from = resolve(folder, source);
-    if (!statSync(from, { throwIfNoEntry: false })?.isFile()) {
+    const file = localSourceFile(folder, source);
+    if ("problem" in file) {
       const line = lineOf(text, block, "source");
-      problems.push(
-        `${configName}${line ? `:${line}` : ""}: ${blockAddress(block)}: ${source} is not there (resolved to ` +
-          `${from}): fix the path, or add the file`,
-      );
+      problems.push(`${configName}${line ? `:${line}` : ""}: ${blockAddress(block)}: ${file.problem}`);
       continue;
     }
-    outside.set(source, from);
+    outside.set(source, file.path);
   }
   if (outside.size === 0) return { ...unchanged, problems };
   if ([...files.keys()].some((path) => path === outsideFolder || path.startsWith(`${outsideFolder}/`))) {

@@ -8,7 +8,7 @@ import {
 } from "../contract/policies";
 import { type FolderFiles, normalizedPoliciesPath } from "./folder-files";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
-import { decodeUtf8, importsOf } from "./sentinel";
+import { decodeUtf8, importsOf, sentinelPolicyProblems } from "./sentinel";
 import { policyFileSuffix, readTfPolicyFolder } from "./tfpolicy";
 
 /**
@@ -244,10 +244,8 @@ class ConfigReader {
   /** Every import of the policy is the runtime's own or one the configuration declares. */
   private checkImports(block: HclBlock, file: string, declared: Set<string>): void {
     const code = decodeUtf8(this.files.get(file) as Uint8Array);
-    if (code === undefined) {
-      this.problems.push(`${this.at(block)}: ${file} is not valid UTF-8: save it as UTF-8`);
-      return;
-    }
+    for (const problem of sentinelPolicyProblems(code, file)) this.problems.push(`${this.at(block)}: ${problem}`);
+    if (code === undefined) return;
     for (const { name, line } of importsOf(code)) {
       if (!declared.has(name) && !standardSentinelImports.has(name)) {
         this.problems.push(

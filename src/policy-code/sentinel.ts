@@ -31,6 +31,17 @@ export function definesMain(code: string): boolean {
   return /^[ \t]*main[ \t]*=/m.test(withoutCommentsAndStrings(code));
 }
 
+/**
+ * What the service would refuse or never evaluate in a Sentinel policy's code, whichever resource carries it (a
+ * `Policy`, a `PolicyFolder`'s file, a `PolicySet`'s folder): code that is not UTF-8 (`undefined` here), or no `main`
+ * rule. Each names `shown`, the file as the user wrote it.
+ */
+export function sentinelPolicyProblems(code: string | undefined, shown: string): string[] {
+  if (code === undefined) return [`${shown} is not valid UTF-8: save it as UTF-8`];
+  if (!definesMain(code)) return [`${shown} defines no main rule: every Sentinel policy needs main = rule { ... }`];
+  return [];
+}
+
 /** The names the policy imports (`import "tfplan/v2" as tfplan` gives `tfplan/v2`), each with its line. */
 export function importsOf(code: string): { name: string; line: number }[] {
   const imports: { name: string; line: number }[] = [];

@@ -1,8 +1,9 @@
 import { posix } from "node:path";
 import { closestName } from "../contract/names";
-import { tfPolicyLevels } from "../contract/policies";
+import { cannotEvaluate, tfPolicyLevels } from "../contract/policies";
 import { type FolderFiles, normalizedPoliciesPath } from "./folder-files";
 import { blockAddress, type HclBlock, isObject, lineOf, parseBlocks } from "./hcl";
+import { type EvaluationScope, evaluateAttribute, type HclValue } from "./hcl-expression";
 import { decodeUtf8 } from "./sentinel";
 
 /**
@@ -25,6 +26,8 @@ export interface TfPolicyBlock {
   level: string;
   /** Where the level comes from, for messages: `enforcement_level`, `parameter "x"`, `input "x" default`. */
   levelFrom: string;
+  /** The inputs the level reads: a change of their parameters changes it. */
+  levelInputs: string[];
   enforce: number;
   /** `resource_policy` only: the operations it applies to (the default when left out). */
   operations: string[] | null;
@@ -290,15 +293,21 @@ async function readPolicyFile(
       );
     }
   }
+  const locals: Record<string, unknown> = Object.assign(
+    {},
+    ...blocks.filter((block) => block.type === "locals").map((block) => block.body),
+  );
   for (const block of blocks) {
     if (!["resource_policy", "provider_policy", "module_policy"].includes(block.type) || block.labels.length !== 2) {
       continue;
     }
     const at = `${path}:${lineOf(text, block) ?? "?"}: ${blockAddress(block)}`;
-    const level = effectiveLevel(block, inputs, parameters, (problem) => folder.problems.push(`${at}: ${problem}`));
+    const problem = (text: string) => folder.problems.push(`${at}: ${text}`);
+    const context = { inputs, locals };
+    const level = effectiveLevel(block, context, parameters, problem);
     const operations =
       block.type === "resource_policy"
-        ? checkedOperations(block, (problem) => folder.problems.push(`${at}: ${problem}`))
+        ? checkedOperations(block, policyScope(block, context, parameters, [], problem), problem)
         : null;
     const address = `${block.type}.${block.labels.join(".")}`;
     const shared = folder.blocks.some((other) => other.address === address);
@@ -306,6 +315,7 @@ async function readPolicyFile(
       address: shared ? `${address} (${path})` : address,
       level: level.level,
       levelFrom: level.from,
+      levelInputs: level.inputs,
       enforce: isBlockList(block.body.enforce) ? block.body.enforce.length : 0,
       operations,
       filter: block.body.filter === undefined ? null : asWritten(block.body.filter),
@@ -323,47 +333,91 @@ interface FileInput {
   line: number | undefined;
 }
 
+/**
+ * The level a block runs at, evaluated as far as the check can (literals, locals, inputs with their parameters or
+ * defaults, a few string functions, conditionals): anything else is {@link cannotEvaluate}, which the guard cannot
+ * compare. A value that is no level fails the check.
+ */
 function effectiveLevel(
   block: HclBlock,
-  inputs: ReadonlyMap<string, FileInput>,
+  context: { inputs: ReadonlyMap<string, FileInput>; locals: Readonly<Record<string, unknown>> },
   parameters: Readonly<Record<string, string | undefined>>,
   fail: (problem: string) => void,
-): { level: string; from: string } {
+): { level: string; from: string; inputs: string[] } {
   const written = block.body.enforcement_level;
-  if (written === undefined) return { level: "mandatory", from: "the default" };
-  const checked = (value: unknown, from: string) => {
-    if (typeof value === "string" && (tfPolicyLevels as readonly string[]).includes(value))
-      return { level: value, from };
-    const near = typeof value === "string" ? closestName(value, tfPolicyLevels) : undefined;
-    fail(
-      `enforcement_level ${JSON.stringify(value)} (${from}) is not a level of Terraform policy: use ` +
-        `${tfPolicyLevels.join(", ")}${near ? ` (did you mean ${near}?)` : ""}`,
-    );
-    return { level: String(value), from };
+  if (written === undefined) return { level: "mandatory", from: "the default", inputs: [] };
+  const read: string[] = [];
+  const scope = policyScope(block, context, parameters, read, fail);
+  const evaluated = evaluateAttribute(written, scope);
+  const direct = inputReference(written);
+  const from =
+    literal(written) !== undefined
+      ? "enforcement_level"
+      : direct !== undefined
+        ? Object.hasOwn(parameters, direct)
+          ? `parameter "${direct}"`
+          : `input "${direct}" default`
+        : `enforcement_level = ${asWritten(written)}`;
+  if ("cannot" in evaluated) return { level: cannotEvaluate(evaluated.cannot), from, inputs: read };
+  const value = evaluated.value;
+  if (typeof value === "string" && (tfPolicyLevels as readonly string[]).includes(value)) {
+    return { level: value, from, inputs: read };
+  }
+  const near = typeof value === "string" ? closestName(value, tfPolicyLevels) : undefined;
+  fail(
+    `enforcement_level ${JSON.stringify(value)} (${from}) is not a level of Terraform policy: use ` +
+      `${tfPolicyLevels.join(", ")}${near ? ` (did you mean ${near}?)` : ""}`,
+  );
+  return { level: String(value), from, inputs: read };
+}
+
+/** What `input.<name>` and `local.<name>` mean inside a policy block of a file; the inputs read go to `read`. */
+function policyScope(
+  block: HclBlock,
+  context: { inputs: ReadonlyMap<string, FileInput>; locals: Readonly<Record<string, unknown>> },
+  parameters: Readonly<Record<string, string | undefined>>,
+  read: string[],
+  fail: (problem: string) => void,
+): EvaluationScope {
+  const blockLocals = Object.assign({}, ...(isBlockList(block.body.locals) ? block.body.locals : []));
+  const evaluating = new Set<string>();
+  const scope: EvaluationScope = {
+    input(name) {
+      if (!read.includes(name)) read.push(name);
+      const declared = context.inputs.get(name);
+      if (!declared) {
+        fail(
+          `enforcement_level reads input.${name}, which this file does not declare: add input "${name}" { type = string, default = "mandatory" }`,
+        );
+        return { cannot: `input.${name}, which is not declared` };
+      }
+      if (Object.hasOwn(parameters, name)) {
+        const value = parameters[name];
+        // A parameter that is another resource's output: its level is known at apply.
+        if (value === undefined) return { cannot: `input.${name}, whose parameter is not known until apply` };
+        return { value: parameterValue(value) as HclValue };
+      }
+      // No default and no parameter: reported once, for the input.
+      if (!declared.hasDefault) return { cannot: `input.${name}, which has no value` };
+      return evaluateAttribute(declared.defaultValue, scope);
+    },
+    local(name) {
+      const source = Object.hasOwn(blockLocals, name)
+        ? blockLocals
+        : Object.hasOwn(context.locals, name)
+          ? context.locals
+          : undefined;
+      if (!source) return { cannot: `local.${name}, which is not declared` };
+      if (evaluating.has(name)) return { cannot: `local.${name}, which refers to itself` };
+      evaluating.add(name);
+      try {
+        return evaluateAttribute(source[name], scope);
+      } finally {
+        evaluating.delete(name);
+      }
+    },
   };
-  const literalLevel = literal(written);
-  if (literalLevel !== undefined) return checked(literalLevel, "enforcement_level");
-  const input = inputReference(written);
-  if (input === undefined) {
-    // An expression the checks cannot evaluate: recorded as written, compared with nothing.
-    return { level: String(written), from: "an expression" };
-  }
-  const declared = inputs.get(input);
-  if (!declared) {
-    fail(
-      `enforcement_level reads input.${input}, which this file does not declare: add input "${input}" { type = string, default = "mandatory" }`,
-    );
-    return { level: String(written), from: `input "${input}"` };
-  }
-  if (Object.hasOwn(parameters, input)) {
-    const value = parameters[input];
-    // A parameter that is another resource's output: its level is known at apply.
-    if (value === undefined) return { level: String(written), from: `parameter "${input}", not known yet` };
-    return checked(parameterValue(value), `parameter "${input}"`);
-  }
-  // No default and no parameter: reported once, for the input.
-  if (!declared.hasDefault) return { level: String(written), from: `input "${input}"` };
-  return checked(declared.defaultValue, `input "${input}" default`);
+  return scope;
 }
 
 /** What the service makes of a parameter's value: JSON where it parses, else the text. */
@@ -375,14 +429,16 @@ export function parameterValue(value: string): unknown {
   }
 }
 
-function checkedOperations(block: HclBlock, fail: (problem: string) => void): string[] {
+function checkedOperations(block: HclBlock, scope: EvaluationScope, fail: (problem: string) => void): string[] {
   const written = block.body.operations;
   if (written === undefined) return [...operationsDefault].sort();
-  if (!Array.isArray(written) || !written.every((operation) => literal(operation) !== undefined)) {
-    // An expression: recorded as written, compared with nothing.
-    return [String(written)];
+  const evaluated = evaluateAttribute(written, scope);
+  if ("cannot" in evaluated) return [cannotEvaluate(evaluated.cannot)];
+  if (!Array.isArray(evaluated.value) || !evaluated.value.every((operation) => typeof operation === "string")) {
+    fail(`operations must be a list of operations, such as ["create", "update"]`);
+    return [cannotEvaluate(asWritten(written))];
   }
-  const operations = written as string[];
+  const operations = evaluated.value as string[];
   for (const operation of operations) {
     if (!knownOperations.includes(operation)) {
       const near = closestName(operation, knownOperations);

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,31 +46,57 @@ export async function planPendingCreates(exported: ExportedDeployment, client: T
   const plan: PendingCreatesPlan = { imports: [], notes: [] };
   for (const { type, resource } of deployment.pending_operations ?? []) {
     if (type !== "creating") continue;
-    const id = await leftBehind(resource, client);
-    if (id === undefined) {
+    const found = await leftBehind(resource, client);
+    if (found === undefined) {
       plan.notes.push(`${resource.urn}: nothing on the service; the refresh clears its pending create`);
-    } else if (held.has(`${resource.type}\u0000${id}`)) {
-      plan.notes.push(`${resource.urn}: ${id} is held by another resource of the state; left pending`);
+    } else if (found.differs.length > 0) {
+      // Another object of the declared name: someone else's, or changed since. Identical content alone is not
+      // ownership either, but what differs surely is not what the killed run made.
+      plan.notes.push(
+        `${resource.urn}: ${found.id} has the declared name, but ${found.differs.join("; ")}: not what the killed ` +
+          "run sent, so it is left alone. If it is yours, declare adoptExisting: true on the resource",
+      );
+    } else if (held.has(`${resource.type}\u0000${found.id}`)) {
+      plan.notes.push(`${resource.urn}: ${found.id} is held by another resource of the state; left pending`);
     } else {
-      plan.imports.push({ urn: resource.urn, id });
+      plan.imports.push({ urn: resource.urn, id: found.id });
     }
   }
   return plan;
 }
 
-async function leftBehind(resource: PendingCreate, client: TfeClient): Promise<string | undefined> {
+async function leftBehind(resource: PendingCreate, client: TfeClient): Promise<Found | undefined> {
   const inputs = resource.inputs;
   if (resource.type === policyType) {
     const { organization, name } = inputs as { organization: string; name: string };
     for await (const policy of client.policies.listAll(organization, { search: name })) {
-      if (policy.name === name) return policy.id;
+      if (policy.name !== name) continue;
+      return { id: policy.id, differs: await policyDifference(client, policy, inputs) };
     }
     return undefined;
   }
   if (resource.type === policySetType) {
     const { organization, name } = inputs as { organization: string; name: string };
     for await (const policySet of client.policySets.listAll(organization, { search: name })) {
-      if (policySet.name === name) return policySet.id;
+      if (policySet.name !== name) continue;
+      const sent = {
+        kind: inputs.kind ?? "sentinel",
+        global: inputs.global === true,
+        description: inputs.description ?? null,
+        vcs: (inputs.vcsRepo as { identifier?: string } | null | undefined)?.identifier ?? null,
+      };
+      const held = {
+        kind: policySet.kind,
+        global: policySet.global,
+        description: policySet.description,
+        vcs: policySet.vcs?.vcsRepo.identifier ?? null,
+      };
+      const differs = Object.keys(sent)
+        .filter(
+          (key) => JSON.stringify(sent[key as keyof typeof sent]) !== JSON.stringify(held[key as keyof typeof held]),
+        )
+        .map((key) => `${key} is ${JSON.stringify(held[key as keyof typeof held])}`);
+      return { id: policySet.id, differs };
     }
     return undefined;
   }
@@ -90,9 +117,40 @@ async function leftBehind(resource: PendingCreate, client: TfeClient): Promise<s
       if (error instanceof TfeApiError && error.status === 404) return undefined;
       throw error;
     }
-    return deprecationId({ organization, name: moduleName, provider: moduleProvider, version });
+    return { id: deprecationId({ organization, name: moduleName, provider: moduleProvider, version }), differs: [] };
   }
   return undefined;
+}
+
+/** What the killed run left, and where it differs from what that run sent. */
+interface Found {
+  id: string;
+  differs: string[];
+}
+
+/**
+ * Where a policy of the declared name differs from what the killed run sent: another level, kind, description or
+ * query, or code other than the declared (a policy it made holds no code yet, or the declared code).
+ */
+async function policyDifference(
+  client: TfeClient,
+  policy: Awaited<ReturnType<TfeClient["policies"]["read"]>>,
+  inputs: Record<string, unknown>,
+): Promise<string[]> {
+  const differs: string[] = [];
+  if (policy.kind !== (inputs.kind ?? "sentinel")) differs.push(`its kind is ${policy.kind}`);
+  if (inputs.enforcementLevel !== undefined && policy.enforcementLevel !== inputs.enforcementLevel) {
+    differs.push(`its level is ${policy.enforcementLevel}`);
+  }
+  if ((policy.description ?? null) !== (inputs.description ?? null)) differs.push("its description differs");
+  if ((policy.query ?? null) !== (inputs.query ?? null)) differs.push("its query differs");
+  if (policy.updatedAt !== null && typeof inputs.codeHash === "string") {
+    const code = await client.policies.download(policy.id).catch(() => undefined);
+    if (!code || createHash("sha256").update(code).digest("hex") !== inputs.codeHash) {
+      differs.push("it holds other code");
+    }
+  }
+  return differs;
 }
 
 /**
@@ -130,6 +188,9 @@ const recoveredOutputs: Record<string, Record<string, unknown>> = {
     contentHash: null,
     currentVersionId: null,
     folderPolicies: {},
+    // A set the killed run made enforced nothing before it: nothing of it can be weakened by the next up.
+    policyBlocks: {},
+    policiesUnknown: null,
     parameters: {},
     parameterIds: {},
   },

@@ -1,12 +1,13 @@
 import { createHash } from "node:crypto";
 import type * as pulumi from "@pulumi/pulumi";
-import { type PolicyKind, weakensEnforcement } from "../contract/policies";
-import { type CheckFailure, ContextProvider, sameValue } from "./provider-context";
+import type { PolicyKind } from "../contract/policies";
+import { checkedThisOperation, stampChecked } from "./operation";
+import { ContextProvider, GovernanceRefusal, sameValue } from "./provider-context";
 import { ShimResource } from "./shim";
 
 /**
  * What a PolicyFolder declared at its last `up`: each policy's name and level. A policy block removed from the folder
- * deletes its Policy, and a provider sees no delete at preview; this resource's check does see the folder's old and
+ * deletes its Policy, and a provider sees no delete at preview; this resource's diff does see the folder's old and
  * new manifest, so a removed policy or a lowered level fails `pulumi preview` before any request, every one listed
  * at once. It makes no request itself: its state is all it is.
  */
@@ -18,24 +19,28 @@ export interface PolicyFolderManifestInputs {
 }
 
 export class PolicyFolderManifestProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
-  async check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
-    const inputs = { ...news, allowWeakening: news.allowWeakening === true } as unknown as PolicyFolderManifestInputs;
-    const previous = olds as Partial<PolicyFolderManifestInputs>;
-    if (!previous.policies || previous.kind !== inputs.kind) return { inputs };
-    const weakenings = folderWeakenings(inputs.kind, previous.policies, inputs.policies);
-    if (weakenings.length === 0) return { inputs };
-    const failures: CheckFailure[] = [];
-    await this.context.refuseWeakeningUnlessAllowed(failures, {
-      subject: "the policy folder's change",
-      weakenings,
-      allowedOnResource: inputs.allowWeakening,
-      urn: news.__urn,
-    });
-    return { inputs, failures };
+  async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
+    return { inputs: stampChecked({ ...news, allowWeakening: news.allowWeakening === true }) };
   }
 
+  /**
+   * The folder's new manifest against the one its last `up` recorded (the outputs): every removed policy and every
+   * lowered level at once, and a kind change, which replaces every policy and cannot be compared.
+   */
   async diff(_id: string, olds: PolicyFolderManifestInputs, news: PolicyFolderManifestInputs) {
-    return { changes: !sameValue(olds.policies, news.policies) || olds.kind !== news.kind };
+    const changes = !sameValue(olds.policies, news.policies) || olds.kind !== news.kind;
+    // The diff a refresh asks for, to show what changed outside, is no change to guard.
+    if (!checkedThisOperation(news)) return { changes };
+    const refusal = await this.context.judge({
+      subject: "the policy folder's change",
+      what: "policy folder",
+      before: { kind: olds.kind, policies: olds.policies ?? {} },
+      after: { kind: news.kind, policies: news.policies },
+      allowedOnResource: news.allowWeakening,
+      urn: (news as unknown as Record<string, unknown>).__urn,
+    });
+    if (refusal) throw new GovernanceRefusal(refusal);
+    return { changes };
   }
 
   async create(inputs: PolicyFolderManifestInputs): Promise<pulumi.dynamic.CreateResult> {
@@ -51,17 +56,6 @@ export class PolicyFolderManifestProvider extends ContextProvider implements pul
   async read(id: string, props: PolicyFolderManifestInputs): Promise<pulumi.dynamic.ReadResult> {
     return { id, props };
   }
-}
-
-/** Every removed policy and every lowered level, in the order of the names. */
-function folderWeakenings(kind: PolicyKind, before: Record<string, string>, after: Record<string, string>): string[] {
-  return Object.keys(before)
-    .sort()
-    .flatMap((name) => {
-      const [from, to] = [before[name] as string, after[name]];
-      if (to === undefined) return [`policy "${name}" (${from}) is removed`];
-      return weakensEnforcement(kind, from, to) ? [`policy "${name}" goes from ${from} to ${to}`] : [];
-    });
 }
 
 /** The manifest a PolicyFolder keeps; type token `pulumi-nodejs:dynamic/tfe:PolicyFolderManifest`. */

@@ -31,7 +31,8 @@ export interface PolicyFolderArgs {
   /** Per-policy settings, keyed by the block's label: `name`, `description`, `enforcementLevel`. */
   overrides?: Record<string, PolicyOverride>;
   /**
-   * The Rego the policy set's OPA runtime evaluates: `"v1"` (default) for OPA 1.x runtimes, `"v0"` for OPA 0.x.
+   * The Rego the policy sets' OPA runtime evaluates: `"v0"` (default) for sets on `latest` (the service runs OPA
+   * 0.61.x for it) or a 0.x runtime, `"v1"` for sets pinned to OPA 1.x.
    * Code is checked in this dialect.
    */
   regoVersion?: "v0" | "v1";

@@ -1,4 +1,5 @@
 import type { PolicySetScope } from "../client/policy-sets";
+import { normalizedPoliciesPath } from "../policy-code/folder-files";
 import { type CheckFailure, type IdShape, isUnknown } from "./provider-context";
 
 // The rules of a PolicySet's arguments that need neither the folder nor the service: which parameter names hold
@@ -72,7 +73,11 @@ export function checkDirectoryKept(
  */
 export function checkVcs(failures: CheckFailure[], news: Record<string, unknown>, inputs: Record<string, unknown>) {
   const given = news.vcsRepo;
-  inputs.policiesPath = news.policiesPath ?? null;
+  // Sent as compared: `./policies/aws/` is the path the service holds as `policies/aws`.
+  inputs.policiesPath =
+    typeof news.policiesPath === "string" && news.policiesPath !== ""
+      ? normalizedPoliciesPath(news.policiesPath) || null
+      : (news.policiesPath ?? null);
   inputs.policyUpdatePatterns = news.policyUpdatePatterns ?? [];
   if (given === undefined || given === null) {
     inputs.vcsRepo = null;

@@ -1,13 +1,14 @@
-import { statSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
-import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import { maxNameLength } from "../contract/limits";
-import { type PolicySetKind, policyNamePattern, policySetKinds, weakensEnforcement } from "../contract/policies";
+import { type PolicySetKind, policyNamePattern, policySetKinds } from "../contract/policies";
 import { policySetArchiveSizeProblem } from "../contract/policy-sets";
 import { archiveSize, collectFolder, fileDigests, hashFiles, packFiles } from "../policy-code/archive";
 import { normalizedPoliciesPath } from "../policy-code/folder-files";
+import { headCommit } from "../policy-code/git";
 import { Opa } from "../policy-code/opa";
 import { bringInOutsideSources, type WithOutsideSources } from "../policy-code/outside-sources";
 import {
@@ -18,15 +19,11 @@ import {
   readPolicySetFolder,
 } from "../policy-code/policy-set-folder";
 import { dialectAdvice, policyToolVersionWords, queryProblems, regoVersionOfRuntime } from "../policy-code/rego";
+import { stampChecked } from "./operation";
 import { checkDirectoryKept, checkVcs, idShapes, namesCredential, setNameTakenMessage } from "./policy-set-arguments";
-import { type AppliedScope, type appliedProperties, policySetProperties } from "./policy-set-properties";
-import { type ParameterState, scopeOptions } from "./policy-set-requests";
-import {
-  checkTfPolicyFolder,
-  type PolicyBlockShape,
-  terraformPolicyArgumentFailures,
-  tfPolicyWeakenings,
-} from "./policy-set-tfpolicy";
+import { policySetProperties, setEnforcement } from "./policy-set-properties";
+import { type ParameterState, scopeOptions, shapeOf, type VcsRepoShape } from "./policy-set-requests";
+import { checkTfPolicyFolder, terraformPolicyArgumentFailures } from "./policy-set-tfpolicy";
 import { argumentFailures } from "./property-table";
 import {
   type CheckFailure,
@@ -35,7 +32,6 @@ import {
   isUnknown,
   NameListings,
   type ProviderContext,
-  sameValue,
   takenNameHolder,
 } from "./provider-context";
 
@@ -124,6 +120,13 @@ export class PolicySetChecker {
       : news.vcsCheckout !== undefined && !isUnknown(news.vcsCheckout)
         ? await this.checkCheckout(failures, news, inputs)
         : await this.checkFolder(failures, olds, news, inputs);
+    if (inputs.vcsRepo !== null && news.vcsCheckout === undefined) {
+      inputs.policiesUnknown = isUnknown(inputs.vcsRepo)
+        ? "the repository is not known until apply"
+        : vcsContentUnknown(inputs.vcsRepo as VcsRepoShape, inputs.policiesPath as string | null);
+    } else if (isUnknown(news.vcsCheckout)) {
+      inputs.policiesUnknown = "vcsCheckout is not known until apply";
+    }
     const kind = (news.kind ?? folder.kind ?? "sentinel") as PolicySetKind;
     inputs.kind = kind;
     inputs.agentEnabled = kind === "opa" || news.agentEnabled === true;
@@ -146,7 +149,7 @@ export class PolicySetChecker {
     inputs.parameters = this.checkParameters(failures, notes, kind, news.parameters, folder.summary);
     for (const note of notes) await this.context.warn(news.__urn, note);
     await this.checkScopeIdsExist(failures, olds, inputs);
-    await this.checkWeakening(failures, olds, inputs, folder.compared === true);
+    await this.checkMemberRego(failures, olds, inputs);
     const holder = await takenNameHolder(failures, olds, inputs, this.names);
     if (holder && !inputs.adoptExisting) {
       failures.push({
@@ -158,8 +161,10 @@ export class PolicySetChecker {
         property: "kind",
         reason: `cannot adopt policy set "${String(inputs.name)}" (${holder.id}): its kind is ${holder.kind}, and this resource declares kind ${kind}`,
       });
+    } else if (holder && failures.length === 0) {
+      await this.checkAdoption(failures, holder.id, inputs);
     }
-    return { inputs, failures };
+    return { inputs: stampChecked(inputs), failures };
   }
 
   /**
@@ -205,12 +210,56 @@ export class PolicySetChecker {
       ),
     ) as FolderFiles;
     const toolVersion = String(news.policyToolVersion ?? "latest");
+    inputs.checkedCommit = await headCommit(root);
     return this.readFolder(
       fail,
       inputs,
       { files, kind, policiesPath, parameters: news.parameters, urn: news.__urn },
       { folder: base, files: underPath, toolVersion },
     );
+  }
+
+  /**
+   * Adopting a set compares the program with what the service holds: scope narrowed (a global set given
+   * workspaces), `overridable` turned on, and the policies of its versions, which the service offers no download
+   * of: a folder uploaded over them, or another repository read, cannot be compared. Memberships only grow on
+   * adoption.
+   */
+  private async checkAdoption(failures: CheckFailure[], id: string, inputs: Record<string, unknown>) {
+    const held = await this.context.client.policySets.read(id);
+    const shape = shapeOf(held, String(inputs.policyToolVersion ?? "latest"));
+    let policiesUnknown: string | null = null;
+    let policies: Record<string, string> = {};
+    if (shape.vcsRepo) {
+      policiesUnknown = vcsContentUnknown(shape.vcsRepo, shape.policiesPath);
+      const sameSource =
+        inputs.vcsRepo !== null &&
+        !isUnknown(inputs.vcsRepo) &&
+        (inputs.vcsRepo as VcsRepoShape).identifier === shape.vcsRepo.identifier &&
+        ((inputs.vcsRepo as VcsRepoShape).branch ?? null) === shape.vcsRepo.branch &&
+        normalizedPoliciesPath(String(inputs.policiesPath ?? "")) === normalizedPoliciesPath(shape.policiesPath ?? "");
+      // The checkout at the commit the set evaluates now holds exactly what the service enforces.
+      if (sameSource && inputs.checkedCommit && held.currentVersionId) {
+        const version = await this.context.client.policySets.readVersion(held.currentVersionId);
+        if (version.commitSha === inputs.checkedCommit) {
+          policiesUnknown = null;
+          policies = (inputs.folderPolicies ?? {}) as Record<string, string>;
+        }
+      }
+    } else if (held.versioned) {
+      policiesUnknown =
+        `its current version (${held.currentVersionId ?? "none ready"}) was made before this stack, and the ` +
+        "service offers no download of a version's files";
+    }
+    const refusal = await this.context.judge({
+      subject: `adopting policy set "${String(inputs.name)}" (${id})`,
+      what: "policy set",
+      before: setEnforcement({ ...shape, kind: held.kind, policyIds: [], folderPolicies: policies, policiesUnknown }),
+      after: setEnforcement(inputs),
+      allowedOnResource: inputs.allowWeakening === true,
+      urn: inputs.__urn,
+    });
+    if (refusal) failures.push({ property: "", reason: refusal });
   }
 
   /**
@@ -226,7 +275,10 @@ export class PolicySetChecker {
     clearFolderRecord(inputs);
     const directory = news.directory;
     if (directory === undefined || isUnknown(directory)) {
-      if (isUnknown(directory)) inputs.contentHash = directory;
+      if (isUnknown(directory)) {
+        inputs.contentHash = directory;
+        inputs.policiesUnknown = "directory is not known until apply";
+      }
       return { readable: directory === undefined };
     }
     const fail = (reason: string) =>
@@ -411,6 +463,57 @@ export class PolicySetChecker {
   }
 
   /**
+   * An OPA set of policies whose runtime reads Rego v1 (a pinned 1.x): the code of each member policy is checked in
+   * that dialect when the runtime moves there or the policy joins, as the service would evaluate it. One download
+   * per such policy; a policy whose code only the other dialect reads fails preview, naming it.
+   */
+  private async checkMemberRego(
+    failures: CheckFailure[],
+    olds: Record<string, unknown>,
+    inputs: Record<string, unknown>,
+  ) {
+    if (failures.length > 0 || inputs.kind !== "opa" || !Array.isArray(inputs.policyIds)) return;
+    const toolVersion = String(inputs.policyToolVersion);
+    const dialect = regoVersionOfRuntime(toolVersion);
+    const dialectBefore =
+      olds.kind === "opa" ? regoVersionOfRuntime(String(olds.policyToolVersion ?? "latest")) : undefined;
+    const held = dialectBefore === dialect && Array.isArray(olds.policyIds) ? (olds.policyIds as unknown[]) : [];
+    const toCheck = inputs.policyIds.filter(
+      (id): id is string => typeof id === "string" && !isUnknown(id) && !held.includes(id),
+    );
+    if (toCheck.length === 0 || dialect === "v0") return;
+    const opa = await Opa.find();
+    if (!opa) {
+      this.context.missingChecker((reason) => failures.push({ property: "", reason }), "Rego", "no opa binary on PATH");
+      return;
+    }
+    const client = this.context.client;
+    for (const policyId of toCheck) {
+      const [policy, code] = await Promise.all([
+        client.policies.read(policyId).catch(() => undefined),
+        client.policies.download(policyId).catch(() => undefined),
+      ]);
+      if (!policy || !code) continue; // A missing policy is reported by its own resource, or by the service.
+      const directory = mkdtempSync(join(tmpdir(), "tfe-governance-member-rego-"));
+      try {
+        writeFileSync(join(directory, "policy.rego"), code);
+        const problems = await opa.check(["policy.rego"], dialect, directory);
+        if (problems.length === 0) continue;
+        const first = problems[0] as { code: string; message: string; location?: { row: number } };
+        failures.push({
+          property: "",
+          reason:
+            `policyToolVersion ${toolVersion} reads Rego ${dialect}, and policy ${policyId} ("${policy.name}") does not ` +
+            `read in it (line ${first.location?.row ?? "?"}: ${first.code}: ${first.message}): add import rego.v1 ` +
+            "to its code (it then reads in both), or keep a 0.x runtime",
+        });
+      } finally {
+        rmSync(directory, { recursive: true, force: true });
+      }
+    }
+  }
+
+  /**
    * Every workspace and project id the change adds to the scope exists and is visible to this token: one read
    * each, so a typo fails preview naming the id rather than a 422 half-way through `up`.
    */
@@ -458,108 +561,6 @@ export class PolicySetChecker {
     }
     return found;
   }
-
-  /**
-   * Every weakening of the change at once, refused unless allowed. The base is what the set enforces now: for a
-   * versioned set, the policies of its current version as `up` recorded them (never blanked, see
-   * {@link checkDirectoryKept}); for a replacement (`kind` changed), the old set against the new one.
-   */
-  private async checkWeakening(
-    failures: CheckFailure[],
-    olds: Record<string, unknown>,
-    inputs: Record<string, unknown>,
-    folderCompared: boolean,
-  ) {
-    if (olds.kind === undefined || isUnknown(inputs.kind)) return;
-    const [fromKind, toKind] = [olds.kind as PolicySetKind, inputs.kind as PolicySetKind];
-    const weakenings: string[] = [];
-    if (fromKind !== toKind) weakenings.push(`kind goes from ${fromKind} to ${toKind}, which replaces the set`);
-    const oldPolicies = (olds.folderPolicies ?? {}) as Record<string, string>;
-    const newPolicies = (inputs.folderPolicies ?? {}) as Record<string, string>;
-    // A folder that cannot be read says so on its own; its policies are not "removed". A set read from version
-    // control without a checkout has no folder here to compare.
-    if (folderCompared && !isUnknown(inputs.contentHash)) {
-      for (const [label, level] of Object.entries(oldPolicies)) {
-        const now = Object.hasOwn(newPolicies, label) ? newPolicies[label] : undefined;
-        if (now === undefined) weakenings.push(`policy "${label}" is removed from the folder`);
-        else if (weakensEnforcement(fromKind, level, now, toKind)) {
-          weakenings.push(`policy "${label}" goes from ${level} to ${now}`);
-        }
-      }
-      if (fromKind === "tfpolicy" && toKind === "tfpolicy") {
-        weakenings.push(
-          ...tfPolicyWeakenings(
-            (olds.policyBlocks ?? {}) as Record<string, PolicyBlockShape>,
-            (inputs.policyBlocks ?? {}) as Record<string, PolicyBlockShape>,
-          ),
-        );
-      }
-    }
-    const restoring = (property: (typeof appliedProperties)[number]) => {
-      const applied = (olds.applied as AppliedScope | undefined)?.[property];
-      return applied !== undefined && !sameValue(olds[property], applied) && sameValue(inputs[property], applied)
-        ? " (this puts back what Pulumi last applied: the service was changed outside Pulumi since)"
-        : "";
-    };
-    const removed = (property: string) => {
-      const [before, after] = [olds[property], inputs[property]];
-      if (!Array.isArray(before) || !Array.isArray(after)) return [];
-      return before.filter((id) => !after.includes(id));
-    };
-    if (olds.global === true && inputs.global === false) weakenings.push(`global is turned off${restoring("global")}`);
-    for (const property of ["workspaceIds", "projectIds"] as const) {
-      const gone = removed(property);
-      if (gone.length > 0) weakenings.push(`${property} loses ${gone.join(", ")}${restoring(property)}`);
-    }
-    const leaving = removed("policyIds");
-    if (leaving.length > 0) {
-      const replaced = Array.isArray(inputs.policyIds) && inputs.policyIds.some(isUnknown);
-      weakenings.push(
-        `policyIds loses ${await this.describePolicies(leaving)}${restoring("policyIds")}` +
-          (replaced
-            ? ": a Policy that is replaced (renamed without aliases, or its name, organization or kind changed) gets " +
-              "a new id, and its old one leaves the set; to keep the policy, a renamed Policy keeps its name " +
-              '(name: "<its name>") and gives its old resource name with the aliases resource option'
-            : ""),
-      );
-    }
-    for (const property of ["excludedWorkspaceIds", "excludedProjectIds"] as const) {
-      const before = Array.isArray(olds[property]) ? (olds[property] as string[]) : [];
-      const after = Array.isArray(inputs[property]) ? (inputs[property] as unknown[]) : [];
-      const added = after.filter((id) => !isUnknown(id) && !before.includes(id as string));
-      if (added.length > 0) weakenings.push(`${property} gains ${added.join(", ")}${restoring(property)}`);
-    }
-    if (olds.overridable !== true && inputs.overridable === true) {
-      weakenings.push(`overridable is turned on${restoring("overridable")}`);
-    }
-    // A replacement of another kind that loses nothing (an empty set) weakens nothing.
-    if (weakenings.length === 1 && fromKind !== toKind) return;
-    await this.context.refuseWeakeningUnlessAllowed(failures, {
-      subject: `policy set "${String(inputs.name)}"`,
-      weakenings,
-      allowedOnResource: inputs.allowWeakening === true,
-      urn: inputs.__urn,
-    });
-  }
-
-  /** Policy ids with their names where the service still has them (one read each; only when a refusal names them). */
-  private async describePolicies(ids: string[]): Promise<string> {
-    let client: TfeClient;
-    try {
-      client = this.context.client;
-    } catch {
-      return ids.join(", ");
-    }
-    const named = await Promise.all(
-      ids.map((id) =>
-        client.policies.read(id).then(
-          (policy) => `${id} ("${policy.name}")`,
-          () => id,
-        ),
-      ),
-    );
-    return named.join(", ");
-  }
 }
 
 /** What a folder check records, empty until a folder is read: a set of policies has none of it. */
@@ -568,6 +569,18 @@ function clearFolderRecord(inputs: Record<string, unknown>): void {
   inputs.contentFiles = {};
   inputs.folderPolicies = {};
   inputs.policyBlocks = {};
+  inputs.policiesUnknown = null;
+  inputs.checkedCommit = null;
+}
+
+/**
+ * Why a set read from version control without a local checkout has no policies here: the same text for the same
+ * repository and path, so that an unchanged source compares equal and another one cannot be compared.
+ */
+export function vcsContentUnknown(vcsRepo: Pick<VcsRepoShape, "identifier" | "branch">, policiesPath: string | null) {
+  const path = policiesPath ? `, policies path ${normalizedPoliciesPath(policiesPath)}` : "";
+  const branch = vcsRepo.branch ? `, branch ${vcsRepo.branch}` : "";
+  return `read from version control (${vcsRepo.identifier}${branch}${path}) with no vcsCheckout to read it here`;
 }
 
 /** A folder as it is uploaded: the files go-slug packs, with sources outside the folder brought in. */

@@ -1,8 +1,8 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { PolicySetScope } from "../client/policy-sets";
 import type { PolicySetKind } from "../contract/policies";
-import { type ParameterState, type SetShape, scopeOptions, type VcsRepoShape } from "./policy-set-requests";
-import type { PolicyBlockShape } from "./policy-set-tfpolicy";
+import type { Enforcement, PolicyBlockShape } from "./guard";
+import type { ParameterState, VcsRepoShape } from "./policy-set-requests";
 import { propertiesThat, propertyTable } from "./property-table";
 
 // PolicySet's arguments, inputs, outputs and its table of properties: what the checks, the provider and the
@@ -95,10 +95,20 @@ export interface PolicySetInputs extends Required<PolicySetScope> {
   contentHash: string | null;
   /** Each file of the folder's version by path, with its size and hash: the diff of a content change names files. */
   contentFiles: Record<string, string>;
-  /** Each policy block's label and level: what a later change is compared with. */
+  /**
+   * Each policy block's label and level. In checked inputs, what the program declares; in outputs, what the service
+   * enforces as far as this stack knows it: the baseline every later change is compared with.
+   */
   folderPolicies: Record<string, string>;
   /** Terraform policy: each policy block's enforce count, operations and filter, which a change may narrow. */
   policyBlocks: Record<string, PolicyBlockShape>;
+  /**
+   * Why `folderPolicies` is not what the set enforces, where this machine cannot read it (a repository with no
+   * checkout, a version uploaded outside Pulumi); null where it is. A change then cannot be compared.
+   */
+  policiesUnknown: string | null;
+  /** The commit of `vcsCheckout` that was last read, where it is a git work tree. */
+  checkedCommit: string | null;
   policyIds: string[];
   vcsRepo: VcsRepoShape | null;
   policiesPath: string | null;
@@ -117,13 +127,46 @@ export interface PolicySetOutputs extends PolicySetInputs {
   policySetId: string;
   currentVersionId: string | null;
   parameterIds: Record<string, string>;
-  /** What Pulumi last made the service hold: a refresh that finds otherwise knows the service changed outside. */
-  applied?: AppliedScope;
 }
 
-/** The part of a set a weakening is judged on, as Pulumi last applied it. */
-export type AppliedScope = Pick<SetShape, "global" | "overridable" | "policyIds" | keyof PolicySetScope>;
-export const appliedProperties = ["global", "overridable", "policyIds", ...scopeOptions] as const;
+/**
+ * What a set enforces, for the guard: its policies and levels (or why they cannot be read here), its scope, the
+ * policies it owns, `overridable`. Outputs give the service's (the baseline), checked inputs the program's.
+ */
+export function setEnforcement(props: Partial<Record<keyof PolicySetOutputs, unknown>>): Enforcement {
+  const list = (value: unknown) => (value === undefined || value === null ? [] : (value as unknown[]));
+  // A state written before the baseline was kept in outputs has no policies recorded for a set read from version
+  // control: what it enforces was never recorded, which is what policiesUnknown says.
+  const unrecorded =
+    props.policiesUnknown === undefined &&
+    typeof props.vcsRepo === "object" &&
+    props.vcsRepo !== null &&
+    Object.keys(props.folderPolicies ?? {}).length === 0;
+  return {
+    kind: props.kind as PolicySetKind,
+    policies: (props.folderPolicies ?? {}) as Record<string, string>,
+    policiesUnknown: unrecorded
+      ? "the state was written before this library recorded what a set read from version control enforces"
+      : ((props.policiesUnknown ?? null) as string | null),
+    blocks: (props.policyBlocks ?? {}) as Record<string, PolicyBlockShape>,
+    scope: {
+      global: props.global === true,
+      workspaceIds: list(props.workspaceIds),
+      projectIds: list(props.projectIds),
+      excludedWorkspaceIds: list(props.excludedWorkspaceIds),
+      excludedProjectIds: list(props.excludedProjectIds),
+    },
+    memberships: {
+      property: "policyIds",
+      ids: props.policyIds ?? [],
+      whenReplaced:
+        "a Policy that is replaced (renamed without aliases, or its name, organization or kind changed) gets a new " +
+        'id, and its old one leaves the set; to keep the policy, a renamed Policy keeps its name (name: "<its ' +
+        'name>") and gives its old resource name with the aliases resource option',
+    },
+    overridable: (props.overridable ?? null) as boolean | null,
+  };
+}
 
 export const scopeArgument = { argument: "string list", change: "updates", output: true } as const;
 /**
@@ -138,8 +181,10 @@ export const policySetProperties = propertyTable<PolicySetArgs>()({
   directory: { argument: "string", change: "none", output: true },
   contentHash: { change: "updates", output: true },
   contentFiles: { change: "none", output: true },
-  folderPolicies: { change: "none", output: true },
-  policyBlocks: { change: "none", output: true },
+  folderPolicies: { change: "updates", output: true },
+  policyBlocks: { change: "updates", output: true },
+  policiesUnknown: { change: "updates", output: true },
+  checkedCommit: { change: "none", output: true },
   policyIds: { argument: "string list", change: "updates", output: true },
   vcsRepo: { argument: "object", change: "updates", output: true },
   policiesPath: { argument: "string", change: "updates", output: true },
@@ -159,7 +204,6 @@ export const policySetProperties = propertyTable<PolicySetArgs>()({
   policySetId: { change: "none", output: true },
   currentVersionId: { change: "none", output: true },
   parameterIds: { change: "none", output: true },
-  applied: { change: "none", output: false },
 });
 export const replacingProperties = propertiesThat(policySetProperties, "replaces");
 export const updatableProperties = propertiesThat(policySetProperties, "updates");

@@ -205,7 +205,9 @@ export function shapeOf(policySet: ServicePolicySet, policyToolVersion: string):
     description: policySet.description,
     global: policySet.global,
     agentEnabled: terraformPolicy ? false : policySet.agentEnabled,
-    overridable: policySet.overridable,
+    // A Terraform policy set has no `overridable` of its own (each block's level says it): the service may answer
+    // false or null, and neither is drift.
+    overridable: terraformPolicy ? null : policySet.overridable,
     policyToolVersion: terraformPolicy ? policyToolVersion : (policySet.policyToolVersion ?? policyToolVersion),
     policyIds: sorted(policySet.policyIds),
     vcsRepo: policySet.vcs
@@ -239,6 +241,14 @@ export async function createSetWithoutDuplicate(
     try {
       return await client.policySets.create(organization, options);
     } catch (error) {
+      // A name taken on a retry: the attempt whose answer was lost made it after the lookup that did not find it.
+      const nameTaken =
+        error instanceof TfeApiError && error.status === 422 && error.invalidAttributes.includes("name");
+      if (attempt > 1 && nameTaken) {
+        const made = await findSetByName(client, organization, options.name);
+        if (made && isTheSetSent(made, options)) return made;
+        throw error;
+      }
       if (!mayHaveTakenEffect(error)) throw error;
       // The last attempt too: a set it made without an answer would otherwise be left outside the state.
       const existing = await findSetByName(client, organization, options.name);

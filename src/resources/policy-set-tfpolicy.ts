@@ -1,14 +1,7 @@
 import type { FolderFiles, PolicySetFolderSummary } from "../policy-code/policy-set-folder";
 import { readTfPolicyFolder, type TfPolicyBlock } from "../policy-code/tfpolicy";
+import type { PolicyBlockShape } from "./guard";
 import { type CheckFailure, isUnknown } from "./provider-context";
-
-/** What a Terraform policy block enforces besides its level: a later change that takes any away narrows it. */
-export interface PolicyBlockShape {
-  enforce: number;
-  /** `resource_policy` only: the operations it applies to. */
-  operations: string[] | null;
-  filter: string | null;
-}
 
 /**
  * A Terraform policy set's folder read at preview with every check of its schema, its levels resolved from the
@@ -47,7 +40,7 @@ export async function checkTfPolicyFolder(
 }
 
 function shapeOf(block: TfPolicyBlock): PolicyBlockShape {
-  return { enforce: block.enforce, operations: block.operations, filter: block.filter };
+  return { enforce: block.enforce, operations: block.operations, filter: block.filter, levelInputs: block.levelInputs };
 }
 
 /** The parameters' values by key, as the reader resolves levels from them; undefined where not known yet. */
@@ -97,33 +90,4 @@ export function terraformPolicyArgumentFailures(news: Record<string, unknown>): 
     });
   }
   return failures;
-}
-
-/**
- * What a change of a Terraform policy set's files takes away, block by block, where the files tell it: an
- * `enforce` removed, an operation no longer covered, a filter where there was none. A changed filter cannot be
- * told narrower or wider without evaluating it, and is not counted. Levels and removed blocks are compared with
- * the other kinds' (`folderPolicies`).
- */
-export function tfPolicyWeakenings(
-  before: Readonly<Record<string, PolicyBlockShape>>,
-  after: Readonly<Record<string, PolicyBlockShape>>,
-): string[] {
-  const weakenings: string[] = [];
-  for (const [address, old] of Object.entries(before)) {
-    const now = Object.hasOwn(after, address) ? after[address] : undefined;
-    if (!now) continue;
-    if (now.enforce < old.enforce) {
-      const lost = old.enforce - now.enforce;
-      weakenings.push(
-        `${address} loses ${lost} enforce block${lost === 1 ? "" : "s"} (${old.enforce} to ${now.enforce})`,
-      );
-    }
-    if (old.operations && now.operations) {
-      const dropped = old.operations.filter((operation) => !now.operations?.includes(operation));
-      if (dropped.length > 0) weakenings.push(`${address} no longer applies to ${dropped.join(", ")}`);
-    }
-    if (old.filter === null && now.filter !== null) weakenings.push(`${address} gains a filter, ${now.filter}`);
-  }
-  return weakenings;
 }

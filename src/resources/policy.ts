@@ -14,11 +14,14 @@ import {
   policyKinds,
   policyNamePattern,
   policyRuleViolations,
-  weakensEnforcement,
 } from "../contract/policies";
 import { policySetIdPattern } from "../contract/policy-sets";
 import { Opa } from "../policy-code/opa";
 import { dialectAdvice, queryProblems, regoVersionWords } from "../policy-code/rego";
+import { decodeUtf8, sentinelPolicyProblems } from "../policy-code/sentinel";
+import type { Enforcement } from "./guard";
+import { declareMembership, ownerOf, twiceDeclared } from "./memberships";
+import { checkedThisOperation, stampChecked } from "./operation";
 import {
   argumentFailures,
   createOptions,
@@ -38,12 +41,12 @@ import {
   checkOrganization,
   defaultOrganization,
   deleteConfirmingGone,
+  GovernanceRefusal,
   type IdShape,
   isUnknown,
   NameListings,
   type ObjectAccess,
   SharedListings,
-  sameValue,
   takenNameHolder,
   unknownValue,
 } from "./provider-context";
@@ -113,14 +116,22 @@ export interface PolicyOutputs extends PolicyInputs {
   policyId: string;
   policySetCount: number;
   updatedAt: string | null;
-  /** What Pulumi last made the service hold: a refresh that finds otherwise knows the service changed outside. */
-  applied?: AppliedMembership;
 }
 
-/** The part of a policy a weakening is judged on, as Pulumi last applied it. */
-interface AppliedMembership {
-  enforcementLevel: string;
-  policySetIds: string[];
+/**
+ * What a policy enforces, for the guard: its level, and the sets it declares (the memberships it owns). Outputs
+ * give the service's (the baseline), checked inputs the program's.
+ */
+function policyEnforcement(props: { kind?: unknown; enforcementLevel?: unknown; policySetIds?: unknown }): Enforcement {
+  return {
+    kind: props.kind as PolicyKind,
+    policies: { "": props.enforcementLevel as string },
+    memberships: {
+      property: "policySetIds",
+      ids: props.policySetIds ?? [],
+      whenReplaced: "a PolicySet that is replaced gets a new id, and the policy leaves the old set",
+    },
+  };
 }
 
 const policySetIdShape: IdShape = {
@@ -176,7 +187,6 @@ const policyProperties = propertyTable<PolicyArgs>()({
   policyId: { change: "none", output: true, service: { as: "id", read: "as held" } },
   policySetCount: { change: "none", output: true, service: { read: "as held" } },
   updatedAt: { change: "none", output: true, service: { read: "as held" } },
-  applied: { change: "none", output: false },
 });
 const replacingProperties = propertiesThat(policyProperties, "replaces");
 const updatableProperties = propertiesThat(policyProperties, "updates");
@@ -260,17 +270,19 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       }
     }
 
-    Object.assign(inputs, this.checkCode(failures, news));
+    Object.assign(inputs, this.checkCode(failures, news, kind));
     if (kind === "opa" && failures.length === 0) await this.checkRego(failures, news, inputs.query);
-    await this.checkWeakening(failures, olds, inputs);
+    await this.checkPolicySets(failures, olds, inputs);
     const holder = await takenNameHolder(failures, olds, inputs, this.names);
     if (holder && !inputs.adoptExisting) {
       failures.push({
         property: "name",
         reason: nameTakenMessage(inputs as { name: string; organization: string }, holder.id),
       });
+    } else if (holder && failures.length === 0) {
+      await this.checkAdoption(failures, holder.id, inputs);
     }
-    return { inputs, failures };
+    return { inputs: stampChecked(inputs), failures };
   }
 
   /**
@@ -328,51 +340,67 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
   }
 
   /**
-   * A lowered enforcement level or a policy set left fails here, at preview and before any request, unless allowed;
-   * an allowed one is still said, on the provider's output, which Pulumi shows with the resource.
+   * Every policy set the policy newly joins (or all of them, when its kind changes) exists, is visible, holds
+   * individual policies and is of the policy's kind: the service refuses the rest half-way through `up` (a kind
+   * change would delete the policy, then fail to make its replacement). One read per set per operation.
    */
-  private async checkWeakening(
+  private async checkPolicySets(
     failures: CheckFailure[],
     olds: Record<string, unknown>,
     inputs: Record<string, unknown>,
   ) {
-    const weakenings: string[] = [];
-    const applied = (olds.applied ?? {}) as Partial<AppliedMembership>;
-    const restoring = (property: keyof AppliedMembership) =>
-      applied[property] !== undefined &&
-      !sameValue(olds[property], applied[property]) &&
-      sameValue(inputs[property], applied[property])
-        ? " (this puts back what Pulumi last applied: the service was changed outside Pulumi since)"
-        : "";
-    const { kind, enforcementLevel: to } = inputs;
-    const from = olds.enforcementLevel;
-    if (
-      olds.kind === kind &&
-      policyKinds.includes(kind as PolicyKind) &&
-      typeof from === "string" &&
-      typeof to === "string" &&
-      weakensEnforcement(kind as PolicyKind, from, to)
-    ) {
-      weakenings.push(`enforcementLevel goes from ${from} to ${to}${restoring("enforcementLevel")}`);
+    const { kind, policySetIds } = inputs;
+    if (failures.length > 0 || !Array.isArray(policySetIds) || !policyKinds.includes(kind as PolicyKind)) return;
+    const held = olds.kind === kind && Array.isArray(olds.policySetIds) ? (olds.policySetIds as unknown[]) : [];
+    const joining = policySetIds.filter(
+      (id): id is string => typeof id === "string" && !isUnknown(id) && !held.includes(id),
+    );
+    const problems = await Promise.all(
+      joining.map(async (setId) => {
+        const set = await this.context.policySetOf(setId);
+        if (!set) {
+          return `policySetIds: policy set ${setId} does not exist, or this token cannot see it: check the id`;
+        }
+        if (set.kind !== kind) {
+          return (
+            `policySetIds: policy set ${setId} ("${set.name}") holds ${set.kind} policies, and this policy is ` +
+            `${kind}: a set holds one kind. Name ${kind} sets here, or keep kind ${set.kind}`
+          );
+        }
+        if (set.versioned) {
+          return (
+            `policySetIds: policy set ${setId} ("${set.name}") holds versions (a folder or version control), and ` +
+            "such a set takes no individual policies: put the policy in its folder, or name a set of policies"
+          );
+        }
+        return undefined;
+      }),
+    );
+    for (const problem of problems) if (problem) failures.push({ property: "", reason: problem });
+  }
+
+  /**
+   * Adopting a policy compares the program with what the service holds: a level left out or lowered, which `up`
+   * would write, weakens it like any change. Memberships only grow on adoption.
+   */
+  private async checkAdoption(failures: CheckFailure[], id: string, inputs: Record<string, unknown>) {
+    const held = await this.context.client.policies.read(id);
+    if (held.kind !== inputs.kind) {
+      failures.push({
+        property: "kind",
+        reason: `cannot adopt policy "${String(inputs.name)}" (${id}): it is a ${held.kind} policy and kind is ${String(inputs.kind)}; set kind: "${held.kind}"`,
+      });
+      return;
     }
-    // Leaving a policy set stops the policy on everything that set covers.
-    const [held, declared] = [olds.policySetIds, inputs.policySetIds];
-    if (Array.isArray(held) && Array.isArray(declared)) {
-      const left = held.filter((setId) => !declared.includes(setId));
-      if (left.length > 0) {
-        const sets = left.length === 1 ? `policy set ${left[0]}` : `policy sets ${left.join(", ")}`;
-        const replaced = declared.some(isUnknown)
-          ? ": a PolicySet that is replaced gets a new id, and the policy leaves the old set"
-          : "";
-        weakenings.push(`it leaves ${sets}${restoring("policySetIds")}${replaced}`);
-      }
-    }
-    await this.context.refuseWeakeningUnlessAllowed(failures, {
-      subject: `policy "${String(inputs.name)}"`,
-      weakenings,
+    const refusal = await this.context.judge({
+      subject: `adopting policy "${String(inputs.name)}" (${id})`,
+      what: "policy",
+      before: policyEnforcement({ ...held, policySetIds: [] }),
+      after: policyEnforcement(inputs),
       allowedOnResource: inputs.allowWeakening === true,
       urn: inputs.__urn,
     });
+    if (refusal) failures.push({ property: "", reason: refusal });
   }
 
   private checkEnforce(failures: CheckFailure[], enforce: unknown): unknown {
@@ -391,7 +419,18 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     return mode;
   }
 
-  private checkCode(failures: CheckFailure[], news: Record<string, unknown>): Partial<Record<string, unknown>> {
+  private checkCode(
+    failures: CheckFailure[],
+    news: Record<string, unknown>,
+    kind: unknown,
+  ): Partial<Record<string, unknown>> {
+    const checked = (property: "code" | "codeFile", bytes: Buffer, shown: string) => {
+      // One check of Sentinel code for every resource: what PolicyFolder and PolicySet refuse, Policy refuses too.
+      if (kind !== "sentinel") return;
+      for (const problem of sentinelPolicyProblems(decodeUtf8(bytes), shown)) {
+        failures.push({ property, reason: `${property}: ${problem}` });
+      }
+    };
     const { code, codeFile } = news;
     if ((code === undefined) === (codeFile === undefined)) {
       failures.push({
@@ -410,6 +449,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       if (bytes.byteLength > maxPolicyCodeBytes) {
         failures.push({ property: "code", reason: `code is ${bytes.byteLength} bytes; the service's limit is 10 MB` });
       }
+      checked("code", bytes, "the code");
       return { codeHash: hashCode(bytes), codeSize: bytes.byteLength };
     }
     if (typeof codeFile !== "string" || codeFile === "") {
@@ -427,6 +467,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
         return { codeHash: null, codeSize: size };
       }
       const bytes = readFileSync(path);
+      checked("codeFile", bytes, codeFile);
       return { codeHash: hashCode(bytes), codeSize: bytes.byteLength };
     } catch (error) {
       const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : "cannot be read";
@@ -438,15 +479,51 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     }
   }
 
-  async diff(_id: string, olds: PolicyOutputs, news: PolicyInputs): Promise<pulumi.dynamic.DiffResult> {
+  /**
+   * The change against what the service enforces as the state records it (a refresh reads it anew): a lowered
+   * level, a set left, or a kind change (which cannot be compared) fails here, at preview and before any request,
+   * unless allowed.
+   */
+  async diff(id: string, olds: PolicyOutputs, news: PolicyInputs): Promise<pulumi.dynamic.DiffResult> {
     const replaces = changedProperties(olds, news, replacingProperties);
     const updates = changedProperties(olds, news, updatableProperties);
-    return {
+    const result = {
       changes: replaces.length + updates.length > 0,
       replaces,
       // Names are unique in an organization: a replacement that keeps the name must delete the old one first.
       deleteBeforeReplace: replaces.length > 0 && olds.name === news.name && olds.organization === news.organization,
     };
+    // The diff a refresh asks for, to show what changed outside, is no change to guard.
+    if (!checkedThisOperation(news)) return result;
+    const here = ownerOf("Policy", "policySetIds", news as unknown as Record<string, unknown>);
+    for (const setId of Array.isArray(news.policySetIds) ? news.policySetIds : []) {
+      if (typeof setId !== "string" || isUnknown(setId)) continue;
+      const other = declareMembership(id, setId, here);
+      if (other) throw new GovernanceRefusal(twiceDeclared(id, setId, here, other));
+    }
+    const refusal = await this.context.judge({
+      subject: `policy "${news.name}"`,
+      what: "policy",
+      before: policyEnforcement(olds),
+      // A change of what the policy enforces is compared with the service too: a level raised outside since the
+      // last refresh is not the state's, and an update or a replacement would lower it. Other changes (code, a
+      // description) send nothing of it, and read nothing.
+      onService:
+        replaces.length > 0 || updates.includes("enforcementLevel") || updates.includes("policySetIds")
+          ? await this.enforcedOnService(id, olds)
+          : undefined,
+      after: policyEnforcement(news),
+      allowedOnResource: news.allowWeakening === true,
+      urn: (news as unknown as Record<string, unknown>).__urn,
+    });
+    if (refusal) throw new GovernanceRefusal(refusal);
+    return result;
+  }
+
+  /** What the policy enforces on the service now, with the memberships this resource owns; undefined when gone. */
+  private async enforcedOnService(id: string, olds: PolicyOutputs): Promise<Enforcement | undefined> {
+    const held = await this.readPolicy(this.context.client, id, olds.organization);
+    return held && policyEnforcement(declaredMemberships(held, olds.policySetIds));
   }
 
   async create(inputs: PolicyInputs): Promise<pulumi.dynamic.CreateResult> {
@@ -537,7 +614,6 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     // Deleted outside Pulumi: an empty result drops the resource from state.
     if (!policy) return {};
     const outs = toOutputs(props as PolicyInputs, policy, null, 0);
-    outs.applied = props.applied ?? outs.applied;
     if (this.codeUnchanged(policy, props)) {
       Object.assign(outs, { codeHash: props.codeHash, codeSize: props.codeSize });
     } else {
@@ -708,16 +784,22 @@ async function findByName(client: TfeClient, organization: string, name: string)
 async function createWithoutDuplicate(client: TfeClient, inputs: PolicyInputs): Promise<ServicePolicy> {
   const options = createOptions<CreatePolicyOptions>(policyProperties, inputs);
   const maxAttempts = 3;
+  const isTheOneSent = (policy: ServicePolicy | undefined) =>
+    policy !== undefined && policy.updatedAt === null && policy.enforcementLevel === inputs.enforcementLevel;
   for (let attempt = 1; ; attempt++) {
     try {
       return await client.policies.create(inputs.organization, options);
     } catch (error) {
+      // A name taken on a retry: the attempt whose answer was lost made it after the lookup that did not find it.
+      if (attempt > 1 && isNameTaken(error)) {
+        const made = await findByName(client, inputs.organization, inputs.name);
+        if (isTheOneSent(made)) return made as ServicePolicy;
+        throw error;
+      }
       if (!mayHaveCreated(error)) throw error;
       // The last attempt too: a policy it made without an answer would otherwise be left outside the state.
       const existing = await findByName(client, inputs.organization, inputs.name);
-      if (existing && existing.updatedAt === null && existing.enforcementLevel === inputs.enforcementLevel) {
-        return existing;
-      }
+      if (isTheOneSent(existing)) return existing as ServicePolicy;
       if (existing || attempt >= maxAttempts) throw error;
     }
   }
@@ -806,7 +888,6 @@ function toOutputs(
     codeSize,
     adoptExisting: inputs.adoptExisting ?? false,
     allowWeakening: inputs.allowWeakening ?? false,
-    applied: { enforcementLevel: held.enforcementLevel, policySetIds: held.policySetIds },
   };
   if (inputs.codeFile !== undefined) outputs.codeFile = inputs.codeFile;
   if (inputs.code !== undefined) outputs.code = inputs.code;

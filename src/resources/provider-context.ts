@@ -2,15 +2,13 @@ import * as pulumi from "@pulumi/pulumi";
 import { TfeClient } from "../client/client";
 import { resolveClientConfig } from "../client/config";
 import { TfeApiError, TfeConnectionError } from "../client/errors";
+import type { PolicySet as ServicePolicySet } from "../client/policy-sets";
 import { segmentProblem } from "../contract/paths";
 import { EngineLog } from "./engine-log";
+import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
+import { isUnknown } from "./unknown";
 
-/** The value Pulumi puts in inputs that are not known yet (outputs of other resources during preview). */
-export const unknownValue = pulumi.runtime.unknownValue;
-
-export function isUnknown(value: unknown): boolean {
-  return value === unknownValue;
-}
+export { isUnknown, unknownValue } from "./unknown";
 
 export type CheckFailure = pulumi.dynamic.CheckFailure;
 
@@ -44,29 +42,47 @@ export class ProviderContext {
   }
 
   /**
-   * A change that weakens governance: refused at preview with what weakens and every way to allow it, or, where
-   * allowed (on the resource, the stack, or for one run), let through with a warning naming the resource. The
-   * failure has no property, so Pulumi prints it as the resource's problem and never prints an input's value.
+   * The guard of every resource: `after` compared with `before` (see {@link weakenings}). Where nothing weakens,
+   * undefined. Where something does or cannot be compared, the refusal's text, naming each finding and every way to
+   * allow it; where allowed (on the resource, the stack, or for one run), undefined, with a warning under the
+   * resource naming what it let through. The text names no input's value.
    */
-  async refuseWeakeningUnlessAllowed(
-    failures: CheckFailure[],
-    weakening: { subject: string; weakenings: string[]; allowedOnResource: boolean; urn: unknown },
-  ): Promise<void> {
-    const { subject, weakenings, allowedOnResource, urn } = weakening;
-    if (weakenings.length === 0) return;
-    const change = `${subject} weakens governance: ${weakenings.join("; ")}`;
-    if (allowedOnResource || this.allowWeakening) {
-      await this.warn(urn, `${change} (allowed by allowWeakening)`);
-      return;
+  async judge(change: {
+    subject: string;
+    what: "policy" | "policy set" | "policy folder";
+    before: Enforcement;
+    /**
+     * What the service enforces now, read at preview, where it may be stricter than the state knows (changed
+     * outside Pulumi since the last refresh): the change is compared with both.
+     */
+    onService?: Enforcement | undefined;
+    after: Enforcement;
+    allowedOnResource: boolean;
+    urn: unknown;
+    /** Rewrites each finding's text before it is shown (a policy id with its name). */
+    describe?: (findings: Finding[]) => Promise<Finding[]>;
+  }): Promise<string | undefined> {
+    let findings = weakenings(change.before, change.after, change.what);
+    if (change.onService) {
+      const known = new Set(findings.map((finding) => finding.text));
+      for (const finding of weakenings(change.onService, change.after, change.what)) {
+        if (known.has(finding.text)) continue;
+        findings.push({ ...finding, text: `${finding.text} (as the service holds it now: changed outside Pulumi)` });
+      }
     }
-    failures.push({
-      property: "",
-      reason:
-        `${change}. If that is intended, set allowWeakening: true on this resource, run "pulumi config set ` +
-        'tfe:allowWeakening true" for the stack, or set TFE_ALLOW_WEAKENING=true for one run. Pulumi stops at the ' +
-        "first resource refused: TFE_ALLOW_WEAKENING=true pulumi preview lists every weakening of the change, as " +
-        "warnings, and changes nothing",
-    });
+    if (findings.length === 0) return undefined;
+    if (change.describe) findings = await change.describe(findings);
+    const text = describeFindings(change.subject, findings);
+    if (change.allowedOnResource || this.allowWeakening) {
+      await this.warn(change.urn, `${text} (allowed by allowWeakening)`);
+      return undefined;
+    }
+    return (
+      `${text}. If that is intended, set allowWeakening: true on this resource, run "pulumi config set ` +
+      'tfe:allowWeakening true" for the stack, or set TFE_ALLOW_WEAKENING=true for one run. Pulumi stops at the ' +
+      "first resource refused: TFE_ALLOW_WEAKENING=true pulumi preview lists every weakening of the change, as " +
+      "warnings, and changes nothing"
+    );
   }
 
   /**
@@ -98,6 +114,25 @@ export class ProviderContext {
    */
   warn(urn: unknown, message: string): Promise<void> {
     return this.engineLog.warn(urn, message);
+  }
+
+  private readonly policySets = new Map<string, Promise<ServicePolicySet | undefined>>();
+
+  /**
+   * A policy set as the service holds it, read once per operation however many resources name it; undefined when it
+   * does not exist or this token cannot see it (the service answers 404 to both).
+   */
+  policySetOf(id: string): Promise<ServicePolicySet | undefined> {
+    let read = this.policySets.get(id);
+    if (!read) {
+      read = this.client.policySets.read(id).catch((error: unknown) => {
+        if (error instanceof TfeApiError && error.status === 404) return undefined;
+        this.policySets.delete(id);
+        throw error;
+      });
+      this.policySets.set(id, read);
+    }
+    return read;
   }
 
   /** Whether a create of this operation adopted `id`: then it is another resource's now, not to be deleted. */
@@ -161,6 +196,19 @@ export class ProviderContext {
       `run ${thisCommand} (or set PULUMI_RUN_PROGRAM=true, as CI should); "pulumi up" or "pulumi refresh ` +
       '--run-program" records the new value for the commands after it';
     return error;
+  }
+}
+
+/**
+ * A change the guard refused, thrown from `diff` (where the engine hands the provider the state's outputs, the
+ * baseline): the engine shows its message under the resource and stops before any request. It carries no stack:
+ * the message is the whole of it.
+ */
+export class GovernanceRefusal extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "GovernanceRefusal";
+    this.stack = message;
   }
 }
 

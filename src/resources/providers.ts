@@ -3,13 +3,14 @@
 // `providers` and its keys (the resource types) must keep their names in every later version: a state file names
 // them, and refresh or destroy of that stack loads them from the library installed then.
 
+import "../provider-process";
 import type * as pulumi from "@pulumi/pulumi";
 import { keepCompiledCode } from "../compile-cache";
 import { ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";
 import { PolicyFolderManifestProvider } from "./policy-folder-manifest";
 import { PolicySetProvider } from "./policy-set";
-import { type ProviderContext, withRecordedConfigAdvice } from "./provider-context";
+import { GovernanceRefusal, type ProviderContext, withRecordedConfigAdvice } from "./provider-context";
 import type { ProviderType } from "./shim";
 
 export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & { context: ProviderContext }> = {
@@ -21,3 +22,12 @@ export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & {
 
 // Everything the provider loads up front is loaded now (undici comes with the first client, and keeps itself).
 keepCompiledCode();
+
+// The engine shows a refusal thrown from diff under its resource; the dynamic-provider host also prints every error
+// it passes on to stderr (`${error}: ${error.stack}`), which the engine shows a second time under the stack. A
+// refusal is said once, where it belongs.
+const printError = console.error.bind(console);
+console.error = (...args: unknown[]) => {
+  if (typeof args[0] === "string" && args[0].startsWith(`${GovernanceRefusal.name}: `)) return;
+  printError(...args);
+};

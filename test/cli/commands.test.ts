@@ -1,10 +1,12 @@
-import { execFile } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { chmodSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { docBlocks, run as runCommand } from "../e2e/doc-recipes";
 import { compiledCli } from "../server/cli-process";
 import { temporaryDirectory } from "../temporary-directory";
+import { GitRepository, thirdGenerationLibrary } from "../vcs-repository";
 
 // The two commands as a person meets them on a bad day: an older Node.js, an option that does not exist, a bad
 // --faults value, no token. Each answer is one line that says what to do: no stack trace, and --help still works.
@@ -75,4 +77,75 @@ describe("mistakes name the fix", () => {
     );
     expect(refused.stderr).not.toMatch(/token option|pulumi config/);
   });
+});
+
+describe("tfe-governance check-folder, for a policy library's CI before a push reaches its sets", () => {
+  const examples = join(__dirname, "..", "..", "examples", "quickstart", "policy-sets");
+  const copy = (example: string) => {
+    const directory = temporaryDirectory(`check-folder-${example}-`);
+    cpSync(join(examples, example), directory, { recursive: true });
+    return directory;
+  };
+
+  it("passes a folder that weakens nothing, and names each weakening of one that does, exiting 1", async () => {
+    const base = copy("sentinel-baseline");
+    const same = await command(governanceCli, ["check-folder", base, "--against", join(examples, "sentinel-baseline")]);
+    expect(same).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/enforces at least what .* does: 2 policies/),
+    });
+    const head = copy("sentinel-baseline");
+    const config = join(head, "sentinel.hcl");
+    writeFileSync(config, readFileSync(config, "utf8").replace('"hard-mandatory"', '"advisory"'));
+    const weaker = await command(governanceCli, ["check-folder", head, "--against", base]);
+    expect(weaker.code).toBe(1);
+    expect(weaker.stdout).toBe('weakens: policy "approved-regions" goes from hard-mandatory to advisory\n');
+    expect(weaker.stderr).toMatch(/--allow-weakening/);
+    expect(weaker.stderr).not.toMatch(noStackTrace);
+    expect((await command(governanceCli, ["check-folder", head, "--against", base, "--allow-weakening"])).code).toBe(0);
+  });
+
+  it("compares Terraform policy levels with the set's parameters, and says what it cannot read", async () => {
+    const base = join(examples, "terraform-policy");
+    const lowered = await command(governanceCli, [
+      "check-folder",
+      base,
+      "--against",
+      base,
+      "--parameter",
+      "require_tags_level=advisory",
+    ]);
+    expect(lowered.code).toBe(0); // Both sides read with the same parameter.
+    const broken = temporaryDirectory("check-folder-broken-");
+    writeFileSync(join(broken, "sentinel.hcl"), 'policy "x" {\n  source = \n');
+    const unreadable = await command(governanceCli, ["check-folder", broken, "--against", base]);
+    expect(unreadable.code).toBe(2);
+    expect(unreadable.stderr).toMatch(/cannot be read: sentinel\.hcl/);
+    expect(unreadable.stderr).not.toMatch(noStackTrace);
+  });
+});
+
+describe('docs/reviewing-governance-changes.md, "A set read from version control": the library\'s own CI check', () => {
+  it("runs as written in a clone of a policy library, refusing a lowered level before it merges", async () => {
+    const [recipe] = docBlocks("docs/reviewing-governance-changes.md", "## A set read from version control", "sh");
+    const origin = GitRepository.create(thirdGenerationLibrary);
+    const clone = temporaryDirectory("library-clone-");
+    try {
+      execFileSync("git", ["clone", "--quiet", origin.path, join(clone, "library")]);
+      const library = join(clone, "library");
+      // The library's CI has the package installed, as its package.json would have it: the package and its command.
+      const repoRoot = join(__dirname, "..", "..");
+      mkdirSync(join(library, "node_modules", ".bin"), { recursive: true });
+      symlinkSync(repoRoot, join(library, "node_modules", "pulumi-tfe-governance"), "dir");
+      symlinkSync(governanceCli, join(library, "node_modules", ".bin", "tfe-governance"));
+      chmodSync(governanceCli, 0o755); // As npm makes a package's commands when it installs them.
+      const config = join(library, "policies", "aws", "sentinel.hcl");
+      writeFileSync(config, readFileSync(config, "utf8").replace('"hard-mandatory"', '"advisory"'));
+      const refused = await runCommand("bash", ["-c", `set -e\n${recipe}`], library, process.env);
+      expect(refused.code, refused.output).toBe(1);
+      expect(refused.output).toContain('weakens: policy "restrict-ec2" goes from hard-mandatory to advisory');
+    } finally {
+      origin.remove();
+    }
+  }, 120_000);
 });

@@ -126,9 +126,9 @@ describe("PolicySet a team can trust, under the real engine", () => {
     const refused = await project.run(["preview"], { allowFailure: true });
     expect(refused.code).not.toBe(0);
     expect(refused.output).toMatch(
-      /PolicySet resource 'folder-set' has a problem: policy set "folder-set" weakens governance: kind goes from sentinel to opa/,
+      /PolicySet folder-set +error: policy set "folder-set" weakens governance: kind goes from sentinel to opa/,
     );
-    expect(refused.output).toContain('policy "approved-regions" is removed from the folder');
+    expect(refused.output).toContain('policy "approved-regions" (hard-mandatory) is removed');
     expect(writes()).toEqual([]);
     const allowed = await project.run(["preview"], { env: { TFE_ALLOW_WEAKENING: "true" } });
     expect(allowed.output).toMatch(/no set of that name enforces in between/);

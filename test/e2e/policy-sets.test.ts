@@ -205,7 +205,7 @@ policy "from-the-policy-library" {
     for (const part of [
       'policy set "baseline" weakens governance',
       'policy "approved-regions" goes from hard-mandatory to advisory',
-      'policy "limit-instance-count.sentinel" is removed from the folder',
+      'policy "limit-instance-count.sentinel" (soft-mandatory) is removed',
       `workspaceIds loses ${production}`,
     ]) {
       expect(preview.output).toContain(part);

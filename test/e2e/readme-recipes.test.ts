@@ -82,6 +82,14 @@ describe("the documentation's recipes", () => {
   }, 120_000);
 });
 
+describe("docs/development.md", () => {
+  it('"The governance oracle": the long run is one command, here with 3 sequences', async () => {
+    const [block] = docBlocks("docs/development.md", "### The governance oracle", "sh");
+    const output = await succeeds("bash", ["-c", block as string], repoRoot, { ...process.env, ORACLE_RUNS: "3" });
+    expect(output).toMatch(/oracle: 3 sequences, \d+ ups/);
+  }, 300_000);
+});
+
 /** The (file, heading) of every `docBlocks(file, heading, "sh")` call in the tests. */
 async function docBlockCalls(): Promise<Array<{ file: string; heading: string }>> {
   const calls: Array<{ file: string; heading: string }> = [];

@@ -135,9 +135,15 @@ describe("requests per operation under the real engine", () => {
     });
   }, 120_000);
 
-  it("a changed enforcement level: one PATCH per policy", async () => {
+  it("a changed enforcement level: one PATCH per policy, and one look at what the service holds", async () => {
     await declare("hard-mandatory");
-    expect(await requestsOf(() => project.up())).toEqual({ "PATCH /api/v2/policies/:policyId": 4 });
+    // What the service enforces is read before a level changes (one show, then the organization's list for the
+    // rest), as a level raised outside since the last refresh must not be lowered unnoticed.
+    expect(await requestsOf(() => project.up())).toEqual({
+      "PATCH /api/v2/policies/:policyId": 4,
+      "GET /api/v2/policies/:policyId": 1,
+      "GET /api/v2/organizations/:organization/policies": 1,
+    });
   }, 180_000);
 
   it("a policy set joined, then left: one request per policy and set, the same policy ids, leaving refused unless allowed", async () => {
@@ -145,7 +151,13 @@ describe("requests per operation under the real engine", () => {
     const before = await policyIds();
     const relationships = "/api/v2/policy-sets/:policySetId/relationships/policies";
     await declare("hard-mandatory", { policySetIds: [policySetId] });
-    expect(await requestsOf(() => project.up())).toEqual({ [`POST ${relationships}`]: 4 });
+    // The set is read once (its kind, whether it takes policies), what the service holds once as above.
+    expect(await requestsOf(() => project.up())).toEqual({
+      [`POST ${relationships}`]: 4,
+      "GET /api/v2/policy-sets/:policySetId": 1,
+      "GET /api/v2/policies/:policyId": 1,
+      "GET /api/v2/organizations/:organization/policies": 1,
+    });
 
     await declare("hard-mandatory", { policySetIds: [] });
     const refused = await requestsOf(async () => {
@@ -156,10 +168,14 @@ describe("requests per operation under the real engine", () => {
         new RegExp(`policy "(${names.join("|")})" weakens governance: it leaves policy set ${policySetId}`),
       );
     });
-    expect(refused).toEqual({});
+    expect(Object.keys(refused).filter((route) => !route.startsWith("GET "))).toEqual([]);
 
     await declare("hard-mandatory", { policySetIds: [], allowWeakening: true });
-    expect(await requestsOf(() => project.up())).toEqual({ [`DELETE ${relationships}`]: 4 });
+    expect(await requestsOf(() => project.up())).toEqual({
+      [`DELETE ${relationships}`]: 4,
+      "GET /api/v2/policies/:policyId": 1,
+      "GET /api/v2/organizations/:organization/policies": 1,
+    });
     expect(await policyIds()).toEqual(before);
   }, 240_000);
 

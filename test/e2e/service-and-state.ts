@@ -9,7 +9,7 @@ export async function policiesOnService(client: TfeClient, organization: string)
 }
 
 export interface StackState {
-  resources: { type: string; id?: string }[];
+  resources: { type: string; urn: string; id?: string }[];
   pendingOperations: { type: string; resource: { urn: string } }[];
 }
 

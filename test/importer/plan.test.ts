@@ -418,3 +418,37 @@ describe("the folder layout", () => {
     expect(hclString(value)).toBe(expected);
   });
 });
+
+describe("policy set parameters", () => {
+  it("writes a credential-named parameter the service holds in plain text as secret config, never its value", () => {
+    const set = {
+      id: "polset-withToken0001",
+      name: "with-token",
+      description: null,
+      kind: "sentinel" as const,
+      global: true,
+      overridable: null,
+      agentEnabled: false,
+      policyToolVersion: "latest",
+      versioned: false,
+      policyIds: [],
+      workspaceIds: [],
+      projectIds: [],
+      excludedWorkspaceIds: [],
+      excludedProjectIds: [],
+      vcs: null,
+      parameters: [
+        { key: "github_token", value: "ghp_plainTextOnTheService01", sensitive: false },
+        { key: "max_instances", value: "5", sensitive: false },
+      ],
+    };
+    const files = plan({ ...source([]), policySets: [set] }, "program").files;
+    const program = text(files, "index.ts");
+    expect(program).toContain('"github_token": config.requireSecret("with-token-github_token")');
+    expect(program).toContain('"max_instances": "5"');
+    for (const [path, content] of files) expect(content.toString(), path).not.toContain("ghp_plainTextOnTheService01");
+    expect(text(files, "README.md")).toContain(
+      "pulumi config set --secret with-token-github_token <value>   # with-token: github_token (plain on the service now)",
+    );
+  });
+});

@@ -26,6 +26,61 @@ resource_policy "aws_s3_bucket" "tagged" {
 }
 `;
 
+describe("a Terraform policy level written as an expression", () => {
+  const file = (level: string, extra = "") => `
+input "level" {
+  type    = string
+  default = "advisory"
+}
+
+locals {
+  strict = "mandatory"
+  level  = input.level
+}
+${extra}
+resource_policy "aws_s3_bucket" "tagged" {
+  enforcement_level = ${level}
+  enforce {
+    condition = true
+  }
+}
+`;
+  const levelOf = async (level: string, parameters: Record<string, string | undefined> = {}, extra = "") => {
+    const folder = await readTfPolicyFolder(folderOf({ "a.policy.hcl": file(level, extra) }), { parameters });
+    return { level: folder.blocks[0]?.level, inputs: folder.blocks[0]?.levelInputs, problems: folder.problems };
+  };
+
+  it("evaluates literals, locals, inputs with their parameters, string functions and conditionals", async () => {
+    expect(await levelOf("local.strict")).toMatchObject({ level: "mandatory", inputs: [], problems: [] });
+    expect(await levelOf("local.level")).toMatchObject({ level: "advisory", inputs: ["level"] });
+    expect(await levelOf("local.level", { level: "mandatory_overridable" })).toMatchObject({
+      level: "mandatory_overridable",
+    });
+    expect(await levelOf('lower("ADVISORY")')).toMatchObject({ level: "advisory" });
+    expect(await levelOf('core::lower("MANDATORY")')).toMatchObject({ level: "mandatory" });
+    expect(await levelOf('true ? "advisory" : "mandatory"')).toMatchObject({ level: "advisory" });
+    expect(await levelOf('input.level == "advisory" ? "mandatory" : "advisory"')).toMatchObject({
+      level: "mandatory",
+      inputs: ["level"],
+    });
+    // A template: HCL's interpolation, not JavaScript's.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: HCL's interpolation
+    expect(await levelOf('"${local.strict}"')).toMatchObject({ level: "mandatory" });
+  });
+
+  it("says what it cannot evaluate, as a level no kind knows, and fails a value that is no level", async () => {
+    const unknown = await levelOf('core::getresources("x")[0]');
+    expect(unknown.level).toMatch(/^<cannot evaluate: /);
+    expect(unknown.problems).toEqual([]);
+    expect((await levelOf("local.level", { level: undefined })).level).toMatch(
+      /^<cannot evaluate: input\.level, whose parameter is not known until apply>$/,
+    );
+    expect((await levelOf('lower("LOUD")')).problems).toEqual([
+      expect.stringMatching(/enforcement_level "loud" .* is not a level of Terraform policy/),
+    ]);
+  });
+});
+
 describe("a Terraform policy folder, read as the service reads it and checked against HashiCorp's schema", () => {
   it("reads the example: each policy block with its level, its enforce blocks, operations and filter; no problem", async () => {
     const folder = await readTfPolicyFolder(collectFolder(example).files);
@@ -38,6 +93,7 @@ describe("a Terraform policy folder, read as the service reads it and checked ag
         address: "resource_policy.aws_s3_bucket_public_access_block.all_public_access_blocked",
         level: "mandatory_overridable",
         levelFrom: "enforcement_level",
+        levelInputs: [],
         enforce: 1,
         operations: ["create", "update"],
         filter: null,
@@ -46,6 +102,7 @@ describe("a Terraform policy folder, read as the service reads it and checked ag
         address: "resource_policy.aws_s3_bucket.require_owner_tag",
         level: "mandatory",
         levelFrom: 'input "require_tags_level" default',
+        levelInputs: ["require_tags_level"],
         enforce: 1,
         operations: ["create", "no-op", "update"],
         filter: null,

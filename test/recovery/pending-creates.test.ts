@@ -66,4 +66,42 @@ describe("pending creates of PolicySet", () => {
     });
     expect(JSON.stringify(recorded.outputs)).not.toContain("s3cr3t");
   });
+
+  it("leaves alone an object of the declared name that is not what the killed run sent", async () => {
+    const theirs = await client.policySets.create(organization, { name: "someone-elses", global: true });
+    const policy = await client.policies.create(organization, { name: "their-policy", enforcementLevel: "advisory" });
+    const exported = {
+      deployment: {
+        resources: [],
+        pending_operations: [
+          {
+            type: "creating",
+            resource: {
+              urn: "urn:pulumi:dev::p::x$tfe:PolicySet::someone-elses",
+              type: setType,
+              inputs: { organization, name: "someone-elses", kind: "sentinel", global: false, description: null },
+            },
+          },
+          {
+            type: "creating",
+            resource: {
+              urn: "urn:pulumi:dev::p::x$tfe:Policy::their-policy",
+              type: "pulumi-nodejs:dynamic/tfe:Policy",
+              inputs: { organization, name: "their-policy", kind: "sentinel", enforcementLevel: "hard-mandatory" },
+            },
+          },
+        ],
+      },
+    };
+    const plan = await planPendingCreates(exported, client);
+    expect(plan.imports).toEqual([]);
+    expect(plan.notes).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `someone-elses: ${theirs.id} has the declared name, but global is true: not what the killed run sent, so it is left alone`,
+        ),
+      ),
+      expect.stringMatching(new RegExp(`their-policy: ${policy.id} has the declared name, but its level is advisory`)),
+    ]);
+  });
 });

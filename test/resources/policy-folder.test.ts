@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, relative } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
@@ -429,5 +429,34 @@ describe("sentinel fmt -check, where a sentinel binary is on PATH", () => {
     await expect(readPolicyFolder(folder)).rejects.toThrow(
       /sentinel\.hcl:2: policy "cramped": sentinel fmt -check: .*cramped\.sentinel:2:1: expected rule, found EOF/,
     );
+  });
+});
+
+describe("a policy's source that leaves the folder's repository", () => {
+  it("fails before any request, naming the block and where it leads: /proc, another folder of the machine", async () => {
+    const repository = mkdtempSync(join(tmpdir(), "folder-repository-"));
+    try {
+      mkdirSync(join(repository, ".git"));
+      const folder = join(repository, "policies");
+      mkdirSync(folder);
+      const depth = folder.split("/").length;
+      writeFileSync(join(repository, "shared.sentinel"), "main = rule { true }\n");
+      for (const [source, leadsTo] of [
+        [`${"../".repeat(depth)}proc/self/environ`, /resolved to \/proc\//],
+        [`${"../".repeat(depth)}etc/hostname`, /resolved to \/etc\/hostname/],
+      ] as const) {
+        writeFileSync(join(folder, "sentinel.hcl"), `policy "leak" {\n  source = "${source}"\n}\n`);
+        await expect(readPolicyFolder(folder)).rejects.toThrow(
+          new RegExp(
+            `sentinel\\.hcl:2: policy "leak": ${source.replace(/\./g, "\\.")} leads outside the repository the folder belongs to \\(${leadsTo.source}`,
+          ),
+        );
+      }
+      // Inside the repository, outside the folder: a library's shared file is fine.
+      writeFileSync(join(folder, "sentinel.hcl"), 'policy "shared" {\n  source = "../shared.sentinel"\n}\n');
+      expect((await readPolicyFolder(folder)).policies.map((policy) => policy.name)).toEqual(["shared"]);
+    } finally {
+      rmSync(repository, { recursive: true, force: true });
+    }
   });
 });

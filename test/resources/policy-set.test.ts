@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import {
   cpSync,
   mkdirSync,
@@ -14,6 +15,8 @@ import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { TfeClient } from "../../src/client";
 import { collectFolder, packFiles } from "../../src/policy-code/archive";
+import { clearMembershipDeclarations } from "../../src/resources/memberships";
+import { type PolicyInputs, type PolicyOutputs, PolicyProvider } from "../../src/resources/policy";
 import {
   hashParameterValue,
   namesCredential,
@@ -21,6 +24,8 @@ import {
   type PolicySetOutputs,
   PolicySetProvider,
 } from "../../src/resources/policy-set";
+import { checkVcs } from "../../src/resources/policy-set-arguments";
+import { shapeOf } from "../../src/resources/policy-set-requests";
 import { unknownValue } from "../../src/resources/provider-context";
 import { type RunningServer, startServer } from "../../src/server";
 import { ingressRoute } from "../../src/server/faults";
@@ -80,6 +85,25 @@ async function reasons(overrides: Record<string, unknown>, olds: Record<string, 
   return ((await provider.check(olds, args(overrides))).failures ?? []).map(
     (failure) => `${failure.property}: ${failure.reason}`,
   );
+}
+
+/**
+ * The guard's answer to a change from `olds` (an earlier up's state: its outputs) to these arguments: the refusal's
+ * text, or undefined where the diff passes. The check must pass first, as the engine calls diff only then.
+ */
+async function refusal(
+  overrides: Record<string, unknown>,
+  olds: Record<string, unknown>,
+  on: PolicySetProvider = provider,
+): Promise<string | undefined> {
+  const result = await on.check(olds, args(overrides));
+  expect(result.failures).toEqual([]);
+  return on
+    .diff(String(olds.policySetId ?? "polset-x"), olds as unknown as PolicySetOutputs, result.inputs as PolicySetInputs)
+    .then(
+      () => undefined,
+      (error: Error) => error.message,
+    );
 }
 
 describe("PolicySet check: the folder and the arguments at preview, before any request", () => {
@@ -273,15 +297,11 @@ describe("PolicySet check: the folder and the arguments at preview, before any r
       join(directory, "sentinel.hcl"),
       'module "tfplan-functions" {\n  source = "./modules/tfplan-functions.sentinel"\n}\npolicy "limit-instance-count.sentinel" {\n  source = "./limit-instance-count.sentinel"\n  enforcement_level = "advisory"\n}\n',
     );
-    const [failure, ...others] = await reasons(
-      { directory, workspaceIds: [production], excludedWorkspaceIds: [staging] },
-      olds,
-    );
-    expect(others).toEqual([]);
-    expect(failure).toMatch(/^: policy set "baseline" weakens governance: /);
+    const failure = await refusal({ directory, workspaceIds: [production], excludedWorkspaceIds: [staging] }, olds);
+    expect(failure).toMatch(/^policy set "baseline" weakens governance: /);
     for (const part of [
       'policy "limit-instance-count.sentinel" goes from soft-mandatory to advisory',
-      'policy "approved-regions" is removed from the folder',
+      'policy "approved-regions" (hard-mandatory) is removed',
       `workspaceIds loses ${staging}`,
       `excludedWorkspaceIds gains ${staging}`,
       "set allowWeakening: true on this resource",
@@ -290,15 +310,13 @@ describe("PolicySet check: the folder and the arguments at preview, before any r
       expect(failure).toContain(part);
     }
     expect(
-      await reasons(
+      await refusal(
         { directory, workspaceIds: [production], excludedWorkspaceIds: [staging], allowWeakening: true },
         olds,
       ),
-    ).toEqual([]);
+    ).toBeUndefined();
     const global = { ...olds, global: true, workspaceIds: [] };
-    expect(await reasons({ directory: join(examples, "sentinel-baseline") }, global)).toEqual([
-      expect.stringContaining("global is turned off"),
-    ]);
+    expect(await refusal({ directory: join(examples, "sentinel-baseline") }, global)).toContain("global is turned off");
   });
 
   it("lets an unknown value through at preview", async () => {
@@ -434,7 +452,12 @@ describe("PolicySet against the local server", () => {
       parameters: { max_instances: { value: "50", sensitive: false } },
       contentHash: `changed outside Pulumi: current version ${outside.id}`,
     });
-    const diff = await provider.diff(id, read.props as PolicySetOutputs, inputs);
+    // The state says what the service enforces now: a version nobody here can read, and a workspace more. Putting
+    // the program's back cannot be compared, and narrows the scope: refused unless allowed.
+    await expect(provider.diff(id, read.props as PolicySetOutputs, inputs)).rejects.toThrow(
+      /what it enforces now cannot be read here \(version polsetver-\w+ was made outside Pulumi .*, so the new policies cannot be compared with it; workspaceIds loses ws-staging000000001/,
+    );
+    const diff = await provider.diff(id, read.props as PolicySetOutputs, { ...inputs, allowWeakening: true });
     expect(diff.changes).toBe(true);
   });
 
@@ -477,6 +500,8 @@ describe("PolicySet: a library's set folder whose configuration reaches shared f
   /** HashiCorp's third-generation layout: sets in subfolders, shared functions and imports two levels up. */
   function library(): string {
     const root = mkdtempSync(join(work, "library-"));
+    // A library is a repository: its sets' sources may reach anything in it, and nothing outside it.
+    execFileSync("git", ["init", "-q", root]);
     const write = (path: string, text: string) => {
       mkdirSync(dirname(join(root, path)), { recursive: true });
       writeFileSync(join(root, path), text);
@@ -524,9 +549,41 @@ describe("PolicySet: a library's set folder whose configuration reaches shared f
     rmSync(join(root, "imports", "regions.json"));
     expect(await reasons({ directory: join(root, "policies", "aws") })).toEqual([
       expect.stringMatching(
-        /sentinel\.hcl:5: import "static" "regions": \.\.\/\.\.\/imports\/regions\.json is not there \(resolved to .*\): fix the path, or add the file/,
+        /sentinel\.hcl:5: import "static" "regions": \.\.\/\.\.\/imports\/regions\.json does not exist \(resolved to .*\): fix the path, or add the file/,
       ),
     ]);
+  });
+
+  it("fails preview for a source that leaves the repository: the machine's files, /proc, a link out", async () => {
+    const root = library();
+    const config = join(root, "policies", "aws", "sentinel.hcl");
+    const original = readFileSync(config, "utf8");
+    const outside = join(work, "outside-the-library.sentinel");
+    writeFileSync(outside, "secret = 1\n");
+    symlinkSync(outside, join(root, "imports", "linked-out.json"));
+    const depth = root.split("/").length + 2;
+    for (const [source, why] of [
+      [
+        `${"../".repeat(depth)}proc/self/environ`,
+        /leads outside the repository the folder belongs to \(resolved to \/proc\//,
+      ],
+      [
+        `${"../".repeat(depth)}etc/hostname`,
+        /leads outside the repository the folder belongs to \(resolved to \/etc\/hostname/,
+      ],
+      [
+        "../../imports/linked-out.json",
+        /leads outside the repository the folder belongs to \(resolved to .*outside-the-library/,
+      ],
+    ] as const) {
+      writeFileSync(config, original.replace("../../imports/regions.json", source));
+      server.requestLog.clear();
+      const failures = await reasons({ directory: join(root, "policies", "aws") });
+      expect(failures, source).toEqual([
+        expect.stringMatching(new RegExp(`sentinel\\.hcl:5: import "static" "regions": .*${why.source}`)),
+      ]);
+      expect(server.requestLog.entries()).toEqual([]);
+    }
   });
 });
 
@@ -571,6 +628,15 @@ describe("PolicySet read from version control", () => {
       inputs: result.inputs as PolicySetInputs,
       failures: (result.failures ?? []).map((f) => `${f.property}: ${f.reason}`),
     };
+  };
+  /** The guard's refusal of these arguments against `olds` (a state's outputs), or "" where it passes. */
+  const vcsRefusal = async (overrides: Record<string, unknown>, olds: Record<string, unknown>) => {
+    const { inputs, failures } = await vcsChecked(overrides, olds);
+    expect(failures).toEqual([]);
+    return vcsProvider.diff("polset-x", olds as unknown as PolicySetOutputs, inputs).then(
+      () => "",
+      (error: Error) => error.message,
+    );
   };
 
   it("reads the policies path of the local checkout at preview, creates the set, and waits for its first version", async () => {
@@ -618,8 +684,9 @@ describe("PolicySet read from version control", () => {
       },
       "Soften",
     );
-    const weakened = await vcsChecked({}, inputs as unknown as Record<string, unknown>);
-    expect(weakened.failures.join("\n")).toContain('policy "restrict-ec2" goes from hard-mandatory to advisory');
+    expect(await vcsRefusal({}, inputs as unknown as Record<string, unknown>)).toContain(
+      'policy "restrict-ec2" goes from hard-mandatory to advisory',
+    );
     library.commit({ "policies/aws/sentinel.hcl": thirdGenerationLibrary["policies/aws/sentinel.hcl"]! }, "Restore");
     expect((await vcsChecked({ directory: "x" })).failures).toContainEqual(
       expect.stringMatching(/^vcsRepo: a set reads its versions from version control/),
@@ -644,6 +711,77 @@ describe("PolicySet read from version control", () => {
       }),
     );
   });
+  it("keeps what a set read from version control enforces through a refresh: a level lowered after it is refused", async () => {
+    const { inputs } = await vcsChecked();
+    const { id, outs } = await vcsProvider.create(inputs);
+    expect((outs as PolicySetOutputs).folderPolicies).toEqual(inputs.folderPolicies);
+    expect((outs as PolicySetOutputs).checkedCommit).toBe(library.head());
+    // A refresh: the state's inputs are rebuilt from the outputs, and hold no baseline; the outputs keep it.
+    const read = await vcsProvider.read(id, outs as PolicySetOutputs);
+    expect(read.props).toMatchObject({ folderPolicies: inputs.folderPolicies });
+    expect(read.inputs).not.toHaveProperty("folderPolicies");
+    library.commit(
+      {
+        "policies/aws/sentinel.hcl": thirdGenerationLibrary["policies/aws/sentinel.hcl"]!.replace(
+          '"hard-mandatory"',
+          '"advisory"',
+        ),
+      },
+      "Soften",
+    );
+    try {
+      expect(await vcsRefusal({}, read.props as Record<string, unknown>)).toContain(
+        'policy "restrict-ec2" goes from hard-mandatory to advisory',
+      );
+    } finally {
+      library.commit({ "policies/aws/sentinel.hcl": thirdGenerationLibrary["policies/aws/sentinel.hcl"]! }, "Restore");
+    }
+    await vcsProvider.delete(id);
+  });
+
+  it("moved back from version control to a folder, uploads the folder once the set takes uploads again", async () => {
+    const directory = join(examples, "sentinel-baseline");
+    const folderArgs = { vcsRepo: undefined, policiesPath: undefined, vcsCheckout: undefined, directory };
+    const { inputs } = await vcsChecked(folderArgs);
+    const { id, outs } = await vcsProvider.create(inputs);
+    const { inputs: fromVcs } = await vcsChecked({}, inputs as unknown as Record<string, unknown>);
+    const allow = (checked: PolicySetInputs) => ({ ...checked, allowWeakening: true });
+    const toVcs = (await vcsProvider.update(id, outs as PolicySetOutputs, allow(fromVcs))).outs as PolicySetOutputs;
+    expect(toVcs.contentHash).toBeNull();
+    const { inputs: back } = await vcsChecked(folderArgs, fromVcs as unknown as Record<string, unknown>);
+    const diff = await vcsProvider.diff(id, toVcs, allow(back));
+    expect(diff.changes).toBe(true);
+    const backOuts = (await vcsProvider.update(id, toVcs, allow(back))).outs as PolicySetOutputs;
+    // The set evaluates the uploaded folder again, not the repository's version it read last.
+    const set = await vcsClient.policySets.read(id);
+    expect(set.vcs).toBeNull();
+    expect(set.currentVersionId).toBe(backOuts.currentVersionId);
+    expect((await vcsClient.policySets.readVersion(set.currentVersionId as string)).source).toBe("tfe-api");
+    await vcsProvider.delete(id);
+  });
+
+  it("warns at refresh when the service evaluates a commit other than the one the stack last checked", async () => {
+    const { inputs } = await vcsChecked();
+    const { id, outs } = await vcsProvider.create(inputs);
+    library.commit({ "policies/aws/README.md": "Pushed.\n" }, "Push");
+    // The VCS provider's webhook: the service reads the push into a version of its own.
+    const pushed = await fetch(`${vcsServer.url}/_local/vcs-push`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ identifier: "acme/policy-library" }),
+    });
+    expect(pushed.status).toBe(200);
+    for (let attempt = 0; attempt < 100; attempt++) {
+      if ((await vcsClient.policySets.read(id)).currentVersionId !== (outs as PolicySetOutputs).currentVersionId) break;
+      await new Promise((done) => setTimeout(done, 20));
+    }
+    const { stderr } = await capturedStderr(() => vcsProvider.read(id, outs as PolicySetOutputs));
+    expect(stderr).toContain(
+      `policy set "aws-from-vcs" now evaluates commit ${library.head()} of acme/policy-library, and this stack last checked commit ${(outs as PolicySetOutputs).checkedCommit}`,
+    );
+    await vcsProvider.delete(id);
+  });
+
   it("reads a Terraform policy set from version control: its policies path checked in the checkout, ingested ready", async () => {
     const example = join(examples, "terraform-policy");
     const files = Object.fromEntries(
@@ -673,7 +811,7 @@ describe("PolicySet read from version control", () => {
       },
       "Soften",
     );
-    expect((await vcsChecked(tfArgs, inputs as unknown as Record<string, unknown>)).failures.join("\n")).toContain(
+    expect(await vcsRefusal(tfArgs, inputs as unknown as Record<string, unknown>)).toContain(
       'policy "resource_policy.aws_s3_bucket_public_access_block.all_public_access_blocked" goes from mandatory_overridable to advisory',
     );
     library.commit(
@@ -697,42 +835,51 @@ describe("PolicySet: what a change may not do behind the user's back", () => {
   const sentinelOlds = async (overrides: Record<string, unknown> = {}) =>
     ({ ...(await checked(overrides)), policySetId: "polset-x" }) as Record<string, unknown>;
 
-  it("refuses a kind change that enforces less: the old set's policies against the new one's, and scope", async () => {
+  it("refuses a kind change, which cannot be compared, listing the old set's policies and scope it loses", async () => {
     const olds = await sentinelOlds({ workspaceIds: [production, staging] });
-    const failures = await reasons({ directory: join(examples, "opa-network"), workspaceIds: [production] }, olds);
-    expect(failures).toEqual([
-      expect.stringMatching(
-        /^: policy set "baseline" weakens governance: kind goes from sentinel to opa, which replaces the set; /,
-      ),
-    ]);
+    const failure = await refusal({ directory: join(examples, "opa-network"), workspaceIds: [production] }, olds);
+    expect(failure).toMatch(
+      /^policy set "baseline" weakens governance: kind goes from sentinel to opa, which replaces the policy set: policies of two kinds cannot be compared; /,
+    );
     for (const part of [
-      'policy "limit-instance-count.sentinel" is removed from the folder',
-      'policy "approved-regions" is removed from the folder',
+      'policy "limit-instance-count.sentinel" (soft-mandatory) is removed',
+      'policy "approved-regions" (hard-mandatory) is removed',
       `workspaceIds loses ${staging}`,
     ]) {
-      expect(failures[0]).toContain(part);
+      expect(failure).toContain(part);
     }
-    // A kind change that keeps every label at a level as strong is no weakening: across kinds, mandatory stops a
-    // run as hard-mandatory does.
-    const opaFolder = folderCopy("opa-network");
-    const opaOlds = { ...(await checked({ directory: opaFolder })), policySetId: "polset-y" } as Record<
-      string,
-      unknown
-    >;
-    expect((opaOlds.folderPolicies as Record<string, string>)["deny-public-ingress"]).toBe("mandatory");
+    // Even one that keeps every label at a level as strong: two kinds' policies are different code.
+    const opaOlds = { ...(await checked({ directory: folderCopy("opa-network") })), policySetId: "polset-y" };
+    expect(await refusal({ directory: join(examples, "sentinel-baseline") }, opaOlds)).toMatch(
+      /kind goes from opa to sentinel/,
+    );
+  });
+
+  it("refuses directory moved to a repository without a checkout: what it reads then cannot be compared", async () => {
+    const olds = await sentinelOlds();
+    const vcsRepo = { identifier: "acme/policy-library", oauthTokenId: "ot-policyLibrary00001" };
+    const failure = await refusal({ directory: undefined, vcsRepo, policiesPath: "policies/aws" }, olds);
+    expect(failure).toMatch(
+      /^policy set "baseline" cannot be compared with what is enforced now, so it counts as weakening governance: the new policies cannot be read here \(read from version control \(acme\/policy-library, policies path policies\/aws\) with no vcsCheckout to read it here\), so they cannot be compared with the 2 it enforces now\. /,
+    );
+    // A Sentinel folder to an OPA repository: a kind change too.
+    const opa = await refusal({ directory: undefined, kind: "opa", vcsRepo, policiesPath: "policies/opa" }, olds);
+    expect(opa).toMatch(/kind goes from sentinel to opa/);
   });
 
   it("says at preview when a replacement must delete the old set first, and how to avoid the window", async () => {
     const olds = (await checked()) as unknown as PolicySetOutputs;
     const news = await checked({ directory: join(examples, "opa-network") });
-    const printed = await capturedStderr(() => provider.diff("polset-x", olds, news));
+    const printed = await capturedStderr(() => provider.diff("polset-x", olds, { ...news, allowWeakening: true }));
     expect(printed.result).toMatchObject({ replaces: ["kind"], deleteBeforeReplace: true });
     expect(printed.stderr).toMatch(
       /policy set "baseline" is replaced \(kind changed\).*no set of that name enforces in between.*another name/,
     );
-    const renamed = await capturedStderr(() => provider.diff("polset-x", olds, { ...news, name: "baseline-opa" }));
+    const renamed = await capturedStderr(() =>
+      provider.diff("polset-x", olds, { ...news, name: "baseline-opa", allowWeakening: true }),
+    );
     expect(renamed.result).toMatchObject({ deleteBeforeReplace: false });
-    expect(renamed.stderr).toBe("");
+    expect(renamed.stderr).not.toContain("is replaced");
   });
 
   it("refuses removing directory from a set that holds versions, saying what to do instead", async () => {
@@ -781,8 +928,8 @@ describe("PolicySet: what a change may not do behind the user's back", () => {
     const inputs = await checked({ directory });
     expect(inputs.folderPolicies).toEqual({ constructor: "hard-mandatory" });
     expect(
-      await reasons({ directory: join(examples, "sentinel-baseline") }, inputs as unknown as Record<string, unknown>),
-    ).toEqual([expect.stringContaining('policy "constructor" is removed from the folder')]);
+      await refusal({ directory: join(examples, "sentinel-baseline") }, inputs as unknown as Record<string, unknown>),
+    ).toContain('policy "constructor" (hard-mandatory) is removed');
     expect((await reasons({ kind: "rego" })).join("\n")).not.toContain("undefined");
   });
 
@@ -797,6 +944,93 @@ describe("PolicySet: what a change may not do behind the user's back", () => {
     });
     expect(JSON.stringify(outs)).not.toContain(value);
     await provider.delete(id);
+  });
+});
+
+describe("PolicySet: what the review found besides", () => {
+  it("refuses a membership declared both by a Policy's policySetIds and by the set's policyIds", async () => {
+    clearMembershipDeclarations();
+    const policyProvider = new PolicyProvider();
+    policyProvider.context.useClient(client);
+    const policyArgs = { organization, name: "member", code: "main = rule { true }\n", enforcementLevel: "advisory" };
+    const policyInputs = (await policyProvider.check({}, policyArgs)).inputs as PolicyInputs;
+    const { id: policyId, outs: policyOuts } = await policyProvider.create(policyInputs);
+    const { id: setId, outs: setOuts } = await provider.create(
+      await checked({ directory: undefined, policyIds: [policyId] }),
+    );
+    const bySet = await checked({ directory: undefined, policyIds: [policyId] }, setOuts as Record<string, unknown>);
+    await provider.diff(setId, setOuts as PolicySetOutputs, bySet);
+    const byPolicy = (
+      await policyProvider.check(policyOuts as Record<string, unknown>, { ...policyArgs, policySetIds: [setId] })
+    ).inputs as PolicyInputs;
+    await expect(policyProvider.diff(policyId, policyOuts as PolicyOutputs, byPolicy)).rejects.toThrow(
+      new RegExp(
+        `policy ${policyId} is declared a member of policy set ${setId} twice: by Policy "member" \\(policySetIds\\) and by PolicySet "baseline" \\(policyIds\\)\\. Each membership has one owner`,
+      ),
+    );
+    clearMembershipDeclarations();
+    await client.policies.delete(policyId);
+  });
+
+  it("checks member policies' Rego in the dialect of a runtime pinned to OPA 1.x, naming the policy", async () => {
+    const member = await client.policies.create(organization, {
+      name: "v0-only",
+      kind: "opa",
+      query: "data.terraform.deny",
+      enforcementLevel: "advisory",
+    });
+    await client.policies.upload(member.id, 'package terraform\n\ndeny[msg] { false; msg := "" }\n');
+    const opa = { kind: "opa", directory: undefined, policyIds: [member.id] };
+    const olds = (await checked(opa)) as unknown as Record<string, unknown>;
+    expect(await reasons({ ...opa, policyToolVersion: "1.0.0" }, olds)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^: policyToolVersion 1\\.0\\.0 reads Rego v1, and policy ${member.id} \\("v0-only"\\) does not read in it .*add import rego\\.v1`,
+        ),
+      ),
+    ]);
+    await client.policies.delete(member.id);
+  });
+
+  it("sends the policies path as compared, and takes a Terraform policy set's overridable as none", async () => {
+    const inputs: Record<string, unknown> = {};
+    checkVcs(
+      [],
+      { vcsRepo: { identifier: "acme/x", oauthTokenId: "ot-abc" }, policiesPath: "./policies/aws/" },
+      inputs,
+    );
+    expect(inputs.policiesPath).toBe("policies/aws");
+    const set = await client.policySets.create(organization, { name: "tf", kind: "tfpolicy" });
+    expect(shapeOf({ ...set, overridable: false }, "latest").overridable).toBeNull();
+    await client.policySets.delete(set.id);
+  });
+});
+
+describe("PolicySet: adopting compares the program with what the service holds", () => {
+  it("refuses turning a global set's global off, and a folder uploaded over a version it cannot read", async () => {
+    const held = await client.policySets.create(organization, { name: "baseline", global: true });
+    const scoped = await reasons({
+      policyIds: undefined,
+      directory: undefined,
+      workspaceIds: [staging],
+      adoptExisting: true,
+    });
+    expect(scoped).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^: adopting policy set "baseline" \\(${held.id}\\) weakens governance: global is turned off\\. .*allowWeakening`,
+        ),
+      ),
+    ]);
+    expect(await reasons({ directory: undefined, global: true, adoptExisting: true })).toEqual([]);
+    const version = await client.policySets.createVersion(held.id);
+    await client.policySets.uploadVersion(version, packFiles(collectFolder(join(examples, "sentinel-baseline")).files));
+    expect(await reasons({ global: true, adoptExisting: true })).toEqual([
+      expect.stringMatching(
+        /cannot be compared with what is enforced now.*made before this stack, and the service offers no download/,
+      ),
+    ]);
+    expect(await reasons({ global: true, adoptExisting: true, allowWeakening: true })).toEqual([]);
   });
 });
 
@@ -987,18 +1221,17 @@ describe("PolicySet: a Terraform policy set (tfpolicy)", () => {
     edit("block-public-buckets.policy.hcl", '"mandatory_overridable"', '"advisory"');
     edit("block-public-buckets.policy.hcl", '["create", "update"]', '["create"]');
     edit("require-tags.policy.hcl", "  enforce {", '  filter = attrs.bucket != "logs"\n\n  enforce {');
-    const weakened = await reasons(
+    const weakened = await refusal(
       tfpolicy({ directory, parameters: { require_tags_level: { value: "advisory", sensitive: false } } }),
       before,
     );
-    expect(weakened).toHaveLength(1);
     for (const part of [
       'policy "resource_policy.aws_s3_bucket_public_access_block.all_public_access_blocked" goes from mandatory_overridable to advisory',
       "resource_policy.aws_s3_bucket_public_access_block.all_public_access_blocked no longer applies to update",
       'policy "resource_policy.aws_s3_bucket.require_owner_tag" goes from mandatory to advisory',
       'resource_policy.aws_s3_bucket.require_owner_tag gains a filter, attrs.bucket != "logs"',
     ]) {
-      expect(weakened[0]).toContain(part);
+      expect(weakened).toContain(part);
     }
     const withoutEnforce = folderCopy("terraform-policy");
     const twice = readFileSync(join(examples, "terraform-policy", "require-tags.policy.hcl"), "utf8").replace(
@@ -1007,10 +1240,61 @@ describe("PolicySet: a Terraform policy set (tfpolicy)", () => {
     );
     writeFileSync(join(withoutEnforce, "require-tags.policy.hcl"), twice);
     const two = (await checked(tfpolicy({ directory: withoutEnforce }))) as unknown as Record<string, unknown>;
-    expect(await reasons(tfpolicy(), two)).toEqual([
-      expect.stringContaining("resource_policy.aws_s3_bucket.require_owner_tag loses 1 enforce block (2 to 1)"),
-    ]);
-    expect(await reasons(tfpolicy({ directory, allowWeakening: true }), before)).toEqual([]);
+    expect(await refusal(tfpolicy(), two)).toContain(
+      "resource_policy.aws_s3_bucket.require_owner_tag loses 1 enforce block (2 to 1)",
+    );
+    expect(
+      await refusal(
+        tfpolicy({
+          directory,
+          parameters: { require_tags_level: { value: "advisory", sensitive: false } },
+          allowWeakening: true,
+        }),
+        before,
+      ),
+    ).toBeUndefined();
+  });
+
+  it("records a level raised through a parameter as the baseline, through update and refresh", async () => {
+    const level = (value: string) => tfpolicy({ parameters: { require_tags_level: { value, sensitive: false } } });
+    const advisory = await checked(level("advisory"));
+    const { id, outs } = await provider.create(advisory);
+    const mandatory = await checked(level("mandatory"), advisory as unknown as Record<string, unknown>);
+    const updated = (await provider.update(id, outs as PolicySetOutputs, mandatory)).outs as PolicySetOutputs;
+    expect(updated.folderPolicies["resource_policy.aws_s3_bucket.require_owner_tag"]).toBe("mandatory");
+    const refreshed = (await provider.read(id, updated)).props as Record<string, unknown>;
+    expect(await refusal(level("advisory"), refreshed)).toContain(
+      'policy "resource_policy.aws_s3_bucket.require_owner_tag" goes from mandatory to advisory',
+    );
+    // The parameter changed outside Pulumi: what the level is now cannot be known, and lowering it is refused.
+    const [parameter] = await client.policySets.listParameters(id);
+    await client.policySets.updateParameter(id, parameter?.id as string, { value: "mandatory_overridable" });
+    const outside = (await provider.read(id, updated)).props as PolicySetOutputs;
+    expect(outside.folderPolicies["resource_policy.aws_s3_bucket.require_owner_tag"]).toMatch(/^<cannot evaluate: /);
+    expect(await refusal(level("advisory"), outside as unknown as Record<string, unknown>)).toContain(
+      "which cannot be compared",
+    );
+    expect(await refusal(level("mandatory"), outside as unknown as Record<string, unknown>)).toBeUndefined();
+    await provider.delete(id);
+  });
+
+  it("refuses a level written as an expression the check cannot evaluate, saying why", async () => {
+    const before = (await checked(tfpolicy())) as unknown as Record<string, unknown>;
+    const directory = folderCopy("terraform-policy");
+    const file = join(directory, "block-public-buckets.policy.hcl");
+    writeFileSync(
+      file,
+      readFileSync(file, "utf8").replace('"mandatory_overridable"', 'core::getresources("x", null)[0].level'),
+    );
+    expect(await refusal(tfpolicy({ directory }), before)).toMatch(
+      /policy "resource_policy\.aws_s3_bucket_public_access_block\.all_public_access_blocked" goes from mandatory_overridable to <cannot evaluate: core::getresources\("x", null\)\[0\]\.level>, which cannot be compared/,
+    );
+    // What it can evaluate, it compares: a local, lower(), a conditional.
+    writeFileSync(
+      file,
+      readFileSync(file, "utf8").replace(/enforcement_level = .*/, 'enforcement_level = lower("ADVISORY")'),
+    );
+    expect(await refusal(tfpolicy({ directory }), before)).toContain("goes from mandatory_overridable to advisory");
   });
 
   it("needs a parameter for an input without a default, refuses overridable, and warns of a parameter no input reads", async () => {

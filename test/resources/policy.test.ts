@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { TfeClient } from "../../src/client";
+import { TfeApiError, TfeClient } from "../../src/client";
 import { hashCode, type PolicyInputs, type PolicyOutputs, PolicyProvider } from "../../src/resources/policy";
 import { unknownValue } from "../../src/resources/provider-context";
 import { type RunningServer, startServer } from "../../src/server";
@@ -23,10 +23,15 @@ writeFileSync(regoFile, 'package terraform\n\ndeny[msg] { false; msg := "" }\nwa
 let server: RunningServer;
 let client: TfeClient;
 let provider: PolicyProvider;
+/** A second Sentinel set of policies, and an OPA one. */
+let secondSetId: string;
+let opaSetId: string;
 
 beforeAll(async () => {
   server = await startSeededServer({ organization, token, policySetId });
   client = new TfeClient({ address: server.url, token, rateLimit: false, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+  secondSetId = (await client.policySets.create(organization, { name: "second" })).id;
+  opaSetId = (await client.policySets.create(organization, { name: "opa-set", kind: "opa" })).id;
 });
 
 afterAll(async () => {
@@ -78,13 +83,16 @@ async function created(overrides: Record<string, unknown> = {}): Promise<{ id: s
 
 describe("check", () => {
   it("normalizes inputs: defaults, sorted policy sets, code hash and size instead of the text", async () => {
-    const inputs = await checked({ enforcementLevel: undefined, policySetIds: ["polset-b", "polset-a", "polset-b"] });
+    const inputs = await checked({
+      enforcementLevel: undefined,
+      policySetIds: [secondSetId, policySetId, secondSetId],
+    });
     expect(inputs).toMatchObject({
       kind: "sentinel",
       enforcementLevel: "soft-mandatory",
       description: null,
       query: null,
-      policySetIds: ["polset-a", "polset-b"],
+      policySetIds: [policySetId, secondSetId].sort(),
       codeHash: hashCode(Buffer.from("main = rule { true }\n")),
       codeSize: 21,
       adoptExisting: false,
@@ -194,12 +202,16 @@ describe("check: OPA code, in the dialect of the sets it joins", () => {
   });
 });
 
-describe("check: changes that weaken governance", () => {
+describe("diff: changes that weaken governance, against the state's outputs", () => {
+  /** The refusal of a change from `from` (as an earlier up left it) to `to`, or undefined where it passes. */
   const lowered = async (from: Record<string, unknown>, to: Record<string, unknown>) => {
-    const olds = await checked(from);
-    // The state of an earlier up: its check's read is not this change's.
+    const olds = (await checked(from)) as unknown as PolicyOutputs;
+    const news = await checked(to);
     server.requestLog.clear();
-    return (await provider.check(olds as unknown as Record<string, unknown>, args(to))).failures ?? [];
+    return provider.diff("pol-test", olds, news).then(
+      () => undefined,
+      (error: Error) => error.message,
+    );
   };
 
   it.each([
@@ -207,56 +219,67 @@ describe("check: changes that weaken governance", () => {
     ["hard-mandatory", "soft-mandatory", {}],
     ["soft-mandatory", "advisory", {}],
     ["mandatory", "advisory", { kind: "opa", query: "data.terraform.deny", codeFile: regoFile }],
-  ])("fails %s to %s before any request, naming the policy, both levels and how to allow it", async (from, to, opa) => {
-    server.requestLog.clear();
-    const failures = await lowered({ ...opa, enforcementLevel: from }, { ...opa, enforcementLevel: to });
-    expect(failures).toEqual([
-      {
-        // No property: Pulumi prints the failure as the resource's problem, without an input's value.
-        property: "",
-        reason: expect.stringMatching(
-          new RegExp(
-            `^policy "require-tags" weakens governance: enforcementLevel goes from ${from} to ${to}\\. .*allowWeakening: true.*tfe:allowWeakening true.*TFE_ALLOW_WEAKENING=true for one run`,
-          ),
-        ),
-      },
-    ]);
-    expect(server.requestLog.entries()).toEqual([]);
+  ])("fails %s to %s before any write, naming the policy, both levels and how to allow it", async (from, to, opa) => {
+    const refusal = await lowered({ ...opa, enforcementLevel: from }, { ...opa, enforcementLevel: to });
+    expect(refusal).toMatch(
+      new RegExp(
+        `^policy "require-tags" weakens governance: enforcementLevel goes from ${from} to ${to}\\. .*allowWeakening: true.*tfe:allowWeakening true.*TFE_ALLOW_WEAKENING=true for one run`,
+      ),
+    );
+    // It reads what the service holds (a level raised outside would be stricter than the state), and writes nothing.
+    expect(server.requestLog.entries().filter((entry) => entry.method !== "GET")).toEqual([]);
   });
 
-  it("fails a policy leaving a policy set before any request, naming the set, unless allowed", async () => {
-    server.requestLog.clear();
-    const failures = await lowered({ policySetIds: [policySetId] }, { policySetIds: [] });
-    expect(failures).toEqual([
-      {
-        property: "",
-        reason: expect.stringMatching(
-          new RegExp(
-            `policy "require-tags" weakens governance: it leaves policy set ${policySetId}\\..*allowWeakening`,
-          ),
-        ),
-      },
-    ]);
-    expect(server.requestLog.entries()).toEqual([]);
-    expect(await lowered({ policySetIds: [policySetId] }, { policySetIds: [], allowWeakening: true })).toEqual([]);
-    expect(await lowered({ policySetIds: [] }, { policySetIds: [policySetId] })).toEqual([]);
+  it("fails a policy leaving a policy set before any write, naming the set, unless allowed", async () => {
+    expect(await lowered({ policySetIds: [policySetId] }, { policySetIds: [] })).toMatch(
+      new RegExp(`policy "require-tags" weakens governance: it leaves policy set ${policySetId}\\..*allowWeakening`),
+    );
+    expect(server.requestLog.entries().filter((entry) => entry.method !== "GET")).toEqual([]);
+    expect(await lowered({ policySetIds: [policySetId] }, { policySetIds: [], allowWeakening: true })).toBeUndefined();
+    expect(await lowered({ policySetIds: [] }, { policySetIds: [policySetId] })).toBeUndefined();
   });
 
   it("takes the deprecated enforce form's mode as the new level", async () => {
-    const failures = await lowered(
-      { enforcementLevel: "hard-mandatory" },
-      { enforcementLevel: undefined, enforce: [{ path: "x", mode: "advisory" }] },
+    expect(
+      await lowered(
+        { enforcementLevel: "hard-mandatory" },
+        { enforcementLevel: undefined, enforce: [{ path: "x", mode: "advisory" }] },
+      ),
+    ).toMatch(/enforcementLevel goes from hard-mandatory to advisory/);
+  });
+
+  it("counts a kind change as one it cannot compare: the policy is replaced by one of another kind", async () => {
+    const opa = { kind: "opa", query: "data.terraform.deny", codeFile: regoFile, enforcementLevel: "mandatory" };
+    expect(await lowered({ enforcementLevel: "hard-mandatory" }, opa)).toMatch(
+      /^policy "require-tags" cannot be compared with what is enforced now, so it counts as weakening governance: kind goes from sentinel to opa, which replaces the policy: policies of two kinds cannot be compared\. .*allowWeakening/,
     );
-    expect(failures.map((failure) => failure.reason)).toEqual([
-      expect.stringMatching(/enforcementLevel goes from hard-mandatory to advisory/),
-    ]);
+  });
+
+  it("compares with the service too: a level raised outside since the last refresh is not lowered unnoticed", async () => {
+    const { id, outs } = await created({ enforcementLevel: "advisory" });
+    await client.policies.update(id, { enforcementLevel: "hard-mandatory" });
+    const news = await checked({ enforcementLevel: "soft-mandatory" });
+    // The state says advisory, so the program raises it; the service holds hard-mandatory, so it would lower it.
+    await expect(provider.diff(id, outs, news)).rejects.toThrow(
+      /enforcementLevel goes from hard-mandatory to soft-mandatory \(as the service holds it now: changed outside Pulumi\)/,
+    );
+  });
+
+  it("does not judge the diff a refresh asks for to show what changed outside", async () => {
+    const { id, outs } = await created({ enforcementLevel: "hard-mandatory" });
+    // The engine diffs the refreshed outputs against the state's old inputs, which no check of this operation made.
+    const { __checked: _stamp, ...oldInputs } = (await checked({ enforcementLevel: "advisory" })) as unknown as Record<
+      string,
+      unknown
+    >;
+    expect(await provider.diff(id, outs, oldInputs as unknown as PolicyInputs)).toMatchObject({ changes: true });
   });
 
   it("lets a raised level, a new policy and an allowed weakening through", async () => {
-    expect(await lowered({ enforcementLevel: "advisory" }, { enforcementLevel: "hard-mandatory" })).toEqual([]);
+    expect(await lowered({ enforcementLevel: "advisory" }, { enforcementLevel: "hard-mandatory" })).toBeUndefined();
     expect((await provider.check({}, args({ enforcementLevel: "advisory" }))).failures).toEqual([]);
     const allowed = { enforcementLevel: "advisory", allowWeakening: true };
-    expect(await lowered({ enforcementLevel: "hard-mandatory" }, allowed)).toEqual([]);
+    expect(await lowered({ enforcementLevel: "hard-mandatory" }, allowed)).toBeUndefined();
   });
 
   it("lets the stack allow every weakening with tfe:allowWeakening", async () => {
@@ -264,7 +287,68 @@ describe("check: changes that weaken governance", () => {
       config: { get: (key: string) => (key === "tfe:allowWeakening" ? "true" : undefined) },
     } as never);
     provider.context.useClient(client);
-    expect(await lowered({ enforcementLevel: "hard-mandatory" }, { enforcementLevel: "advisory" })).toEqual([]);
+    expect(await lowered({ enforcementLevel: "hard-mandatory" }, { enforcementLevel: "advisory" })).toBeUndefined();
+  });
+});
+
+describe("check: what the policy sets it joins would refuse, at preview", () => {
+  it("fails a set of another kind, a set that holds versions, and a set that is not there, reading each once", async () => {
+    const versioned = (await client.policySets.create(organization, { name: "versioned-set" })).id;
+    await client.policySets.createVersion(versioned);
+    server.requestLog.clear();
+    const reasons = (await failuresOf({ policySetIds: [opaSetId, versioned, "polset-doesNotExist01"] })).map(
+      (failure) => failure.reason,
+    );
+    expect(reasons).toHaveLength(3);
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          new RegExp(
+            `policy set ${opaSetId} \\("opa-set"\\) holds opa policies, and this policy is sentinel: a set holds one kind`,
+          ),
+        ),
+        expect.stringMatching(
+          new RegExp(`policy set ${versioned} \\("versioned-set"\\) holds versions .* takes no individual policies`),
+        ),
+        expect.stringMatching(/policy set polset-doesNotExist01 does not exist, or this token cannot see it/),
+      ]),
+    );
+    expect(server.requestLog.entries().map((entry) => `${entry.method} ${entry.route}`)).toEqual(
+      Array(3).fill("GET /api/v2/policy-sets/:policySetId"),
+    );
+    await client.policySets.delete(versioned);
+  });
+
+  it("fails a kind change whose unchanged sets hold the old kind, before the delete that replacement would start with", async () => {
+    const olds = await checked({ policySetIds: [policySetId] });
+    const opa = { kind: "opa", query: "data.terraform.deny", codeFile: regoFile, policySetIds: [policySetId] };
+    const result = await provider.check(olds as unknown as Record<string, unknown>, args(opa));
+    expect(result.failures?.map((failure) => failure.reason)).toEqual([
+      expect.stringMatching(new RegExp(`policy set ${policySetId} .* holds sentinel policies, and this policy is opa`)),
+    ]);
+  });
+
+  it("refuses a Sentinel policy with no main rule, as PolicyFolder and PolicySet do", async () => {
+    expect(await failuresOf({ codeFile: undefined, code: "rule = true\n" })).toEqual([
+      {
+        property: "code",
+        reason: "code: the code defines no main rule: every Sentinel policy needs main = rule { ... }",
+      },
+    ]);
+  });
+});
+
+describe("check: adopting a policy compares the program with what the service holds", () => {
+  it("refuses a level left out or lowered on adoption, and adopts at the level held", async () => {
+    await client.policies.create(organization, { name: "require-tags", enforcementLevel: "hard-mandatory" });
+    const reasons = (await failuresOf({ enforcementLevel: undefined, adoptExisting: true })).map((f) => f.reason);
+    expect(reasons).toEqual([
+      expect.stringMatching(
+        /^adopting policy "require-tags" \(pol-\w+\) weakens governance: enforcementLevel goes from hard-mandatory to soft-mandatory\. .*allowWeakening/,
+      ),
+    ]);
+    expect(await failuresOf({ enforcementLevel: "hard-mandatory", adoptExisting: true })).toEqual([]);
+    expect(await failuresOf({ enforcementLevel: "advisory", adoptExisting: true, allowWeakening: true })).toEqual([]);
   });
 });
 
@@ -328,13 +412,10 @@ describe("diff", () => {
       replaces: ["name"],
       deleteBeforeReplace: false,
     });
-    const newKind = await checked({
-      kind: "opa",
-      query: "data.terraform.deny",
-      codeFile: regoFile,
-      description: "d",
-      policySetIds: [policySetId],
-    });
+    // The policy's set holds Sentinel policies: an OPA policy there is refused at check, before the replacement.
+    const opa = { kind: "opa", query: "data.terraform.deny", codeFile: regoFile, description: "d" };
+    expect(await failuresOf({ ...opa, policySetIds: [policySetId], allowWeakening: true })).toHaveLength(1);
+    const newKind = await checked({ ...opa, policySetIds: [opaSetId], allowWeakening: true });
     expect(await provider.diff(old.policyId, old, newKind)).toEqual({
       changes: true,
       replaces: ["kind"],
@@ -399,7 +480,7 @@ describe("create", () => {
   it("says that an adopted policy keeps its previous code when the upload fails", async () => {
     await client.policies.create(organization, { name: "require-tags", enforcementLevel: "hard-mandatory" });
     server.setFaults([{ route: "PUT /api/v2/policies/:policyId/upload", status: 500 }]);
-    const failure = created({ adoptExisting: true });
+    const failure = created({ adoptExisting: true, enforcementLevel: "hard-mandatory" });
     await expect(failure).rejects.toThrow(/failed; the adopted policy keeps its previous code: PUT/);
   });
 
@@ -411,6 +492,42 @@ describe("create", () => {
     const { id } = await created();
     expect((await policiesOnServer()).map((policy) => policy.id)).toEqual([id]);
     expect(postStatuses()).toEqual([503]);
+  });
+
+  it("takes the policy a lost create made only after the lookup that missed it, instead of leaving it behind", async () => {
+    // The race the lookup cannot close: the first POST's policy appears once the lookup has found nothing, and the
+    // retry is refused for the name. The retry's refusal is the sign: that policy is the one just sent.
+    const policies = client.policies;
+    let lost: (() => Promise<unknown>) | undefined;
+    const racing = Object.create(client) as TfeClient;
+    Object.defineProperty(racing, "policies", {
+      value: Object.assign(Object.create(policies), {
+        create: async (org: string, options: Parameters<typeof policies.create>[1]) => {
+          if (!lost) {
+            lost = () => policies.create(org, options);
+            throw new TfeApiError({
+              status: 503,
+              method: "POST",
+              path: "/api/v2/organizations/acme/policies",
+              errors: [],
+              attempts: 1,
+            });
+          }
+          return policies.create(org, options);
+        },
+        listAll: (...args: Parameters<typeof policies.listAll>) => {
+          const listing = policies.listAll(...args);
+          // The lost POST lands right after the lookup has read the list.
+          return (async function* () {
+            yield* listing;
+            await lost?.();
+          })();
+        },
+      }),
+    });
+    provider.context.useClient(racing);
+    const { id } = await created();
+    expect((await policiesOnServer()).map((policy) => policy.id)).toEqual([id]);
   });
 
   it("takes over what the last create attempt made when its answer is lost too, rather than leave it behind", async () => {
@@ -626,9 +743,17 @@ describe("read", () => {
     });
     expect(result.inputs).toMatchObject({ description: "outside", enforcementLevel: "mandatory" });
     expect(result.inputs).not.toHaveProperty("policyId");
+    // The state now says what the service enforces: putting the program's advisory back over the level raised
+    // outside lowers it, and is refused unless allowed.
     const news = await checked({ kind: "opa", query: "data.terraform.deny", codeFile: regoFile, description: "d" });
-    const diff = await provider.diff(id, result.props as PolicyOutputs, news);
-    expect(diff).toMatchObject({ changes: true, replaces: [] });
+    await expect(provider.diff(id, result.props as PolicyOutputs, news)).rejects.toThrow(
+      /enforcementLevel goes from mandatory to advisory/,
+    );
+    const allowed = { ...news, allowWeakening: true };
+    expect(await provider.diff(id, result.props as PolicyOutputs, allowed)).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
   });
 
   /** Reads every policy as one refresh does (a provider of its own, all reads at once); returns requests by route. */
@@ -767,8 +892,9 @@ describe("update", () => {
 
   it("joins and leaves policy sets with one request per set, keeping the policy's id and code", async () => {
     const { id, outs } = await created({ policySetIds: [] });
+    const joining = await checked({ policySetIds: [policySetId] });
     server.requestLog.clear();
-    const joined = await provider.update(id, outs, await checked({ policySetIds: [policySetId] }));
+    const joined = await provider.update(id, outs, joining);
     expect(server.requestLog.entries().map((entry) => `${entry.method} ${entry.path}`)).toEqual([
       `POST /api/v2/policy-sets/${policySetId}/relationships/policies`,
     ]);

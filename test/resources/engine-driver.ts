@@ -1,0 +1,158 @@
+import type * as pulumi from "@pulumi/pulumi";
+import type { TfeClient } from "../../src/client";
+import { clearMembershipDeclarations } from "../../src/resources/memberships";
+import { PolicyProvider } from "../../src/resources/policy";
+import { PolicySetProvider } from "../../src/resources/policy-set";
+import type { ContextProvider } from "../../src/resources/provider-context";
+import { unknownValue } from "../../src/resources/unknown";
+
+// The Pulumi engine's calls to a provider, as the oracle test needs them many times a second: a `pulumi up` (a
+// preview of every resource, then the same again with each change applied), a `pulumi refresh`. What it does is
+// what the real engine does with a dynamic provider, step for step (test/e2e/engine-driver.test.ts runs the same
+// sequence through both and compares): check with the state's inputs, diff with the state's outputs, a replacement
+// as create and delete in the order diff asks, refresh replacing the state's outputs and inputs with read's. One
+// provider per operation, as the engine starts one process per command.
+
+export type ResourceType = "Policy" | "PolicySet";
+
+/** A resource as the program declares it: its arguments, which may name other resources' ids. */
+export interface Declared {
+  name: string;
+  type: ResourceType;
+  args: (idOf: (name: string) => unknown) => Record<string, unknown>;
+}
+
+export interface Recorded {
+  type: ResourceType;
+  id: string;
+  inputs: Record<string, unknown>;
+  outputs: Record<string, unknown>;
+}
+
+export type Outcome = { applied: true } | { applied: false; refusal: string };
+
+type Provider = ContextProvider & pulumi.dynamic.ResourceProvider;
+
+export class EngineDriver {
+  /** The stack's state, by resource name. */
+  readonly state = new Map<string, Recorded>();
+
+  constructor(
+    private readonly client: TfeClient,
+    private readonly stackConfig: Record<string, string> = {},
+  ) {}
+
+  private providers(env: Record<string, string>): Record<ResourceType, Provider> {
+    clearMembershipDeclarations();
+    const providers = { Policy: new PolicyProvider(), PolicySet: new PolicySetProvider() };
+    for (const provider of Object.values(providers)) {
+      const config = { ...this.stackConfig };
+      if (env.TFE_ALLOW_WEAKENING === "true") config.allowWeakening = "true";
+      void provider.configure({ config: { get: (key: string) => config[key.replace(/^tfe:/, "")] } } as never);
+      provider.context.useClient(this.client);
+    }
+    return providers;
+  }
+
+  /** `pulumi up`: the preview first (nothing applied when it fails), then each change, in the program's order. */
+  async up(program: readonly Declared[], env: Record<string, string> = {}): Promise<Outcome> {
+    const preview = await this.pass(program, env, false);
+    if (!preview.applied) return preview;
+    try {
+      return await this.pass(program, env, true);
+    } catch (error) {
+      return { applied: false, refusal: `failed: ${(error as Error).message}` };
+    }
+  }
+
+  /** `pulumi refresh`: each resource read; the state takes what read answers, and drops what is gone. */
+  async refresh(): Promise<void> {
+    const providers = this.providers({});
+    for (const [name, recorded] of [...this.state]) {
+      const result = await (providers[recorded.type].read as NonNullable<Provider["read"]>)(
+        recorded.id,
+        recorded.outputs,
+      );
+      if (!result.props) {
+        this.state.delete(name);
+        continue;
+      }
+      this.state.set(name, {
+        ...recorded,
+        id: result.id ?? recorded.id,
+        outputs: result.props,
+        inputs: (result.inputs as Record<string, unknown> | undefined) ?? recorded.inputs,
+      });
+    }
+  }
+
+  private async pass(program: readonly Declared[], env: Record<string, string>, apply: boolean): Promise<Outcome> {
+    const providers = this.providers(env);
+    const idOf = (name: string) => this.state.get(name)?.id ?? unknownValue;
+    for (const declared of program) {
+      const provider = providers[declared.type];
+      const recorded = this.state.get(declared.name);
+      const news = {
+        ...declared.args(idOf),
+        __urn: `urn:pulumi:driver::oracle::pulumi-nodejs:dynamic/tfe:${declared.type}::${declared.name}`,
+      };
+      const checked = await provider.check?.(recorded?.inputs ?? {}, news);
+      if (checked?.failures?.length) {
+        return { applied: false, refusal: checked.failures.map((failure) => failure.reason).join("\n") };
+      }
+      const inputs = (checked?.inputs ?? news) as Record<string, unknown>;
+      if (!recorded) {
+        if (apply) await this.create(provider, declared, inputs);
+        continue;
+      }
+      let diff: pulumi.dynamic.DiffResult;
+      try {
+        diff = (await provider.diff?.(recorded.id, recorded.outputs, inputs)) ?? { changes: false };
+      } catch (error) {
+        return { applied: false, refusal: (error as Error).message };
+      }
+      if (!apply || !diff.changes) continue;
+      if ((diff.replaces ?? []).length > 0) {
+        // The engine checks the replacement again as a create (no old inputs) before it makes it.
+        const recheck = await provider.check?.({}, news);
+        if (recheck?.failures?.length) {
+          return { applied: false, refusal: recheck.failures.map((failure) => failure.reason).join("\n") };
+        }
+        const replacement = (recheck?.inputs ?? inputs) as Record<string, unknown>;
+        if (diff.deleteBeforeReplace) {
+          await provider.delete?.(recorded.id, recorded.outputs);
+          this.state.delete(declared.name);
+          await this.create(provider, declared, replacement);
+        } else {
+          await this.create(provider, declared, replacement);
+          await provider.delete?.(recorded.id, recorded.outputs);
+        }
+        continue;
+      }
+      try {
+        const updated = await provider.update?.(recorded.id, recorded.outputs, inputs);
+        this.state.set(declared.name, {
+          ...recorded,
+          inputs,
+          outputs: (updated?.outs ?? {}) as Record<string, unknown>,
+        });
+      } catch (error) {
+        // A partial failure: the engine records what the provider says the service holds.
+        const properties = (error as { properties?: Record<string, unknown> }).properties;
+        if (properties) this.state.set(declared.name, { ...recorded, inputs, outputs: properties });
+        throw error;
+      }
+    }
+    return { applied: true };
+  }
+
+  private async create(provider: Provider, declared: Declared, inputs: Record<string, unknown>) {
+    const created = await provider.create(inputs);
+    this.state.set(declared.name, {
+      type: declared.type,
+      id: created.id,
+      inputs,
+      outputs: created.outs as Record<string, unknown>,
+    });
+  }
+}

@@ -1,0 +1,206 @@
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type RunningServer, startServer } from "../../src/server";
+import type { EnforcedPolicy } from "../../src/server/enforcement";
+import { GitRepository } from "../vcs-repository";
+import type { Declared } from "./engine-driver";
+
+// The oracle's program: what it declares, and the arguments each resource gets. Shared by the oracle (which drives
+// the providers as the engine does) and test/e2e/engine-driver.test.ts (which runs the same steps under the real
+// engine), so that both run the same program.
+
+export const organization = "acme";
+export const oauthTokenId = "ot-oracleLibrary00001";
+export const workspaces = ["ws-oracleA000000001", "ws-oracleB000000001", "ws-oracleC000000001"];
+export const sentinelLevels = ["advisory", "soft-mandatory", "hard-mandatory"] as const;
+export const opaLevels = ["advisory", "mandatory"] as const;
+export const tfLevels = ["advisory", "mandatory_overridable", "mandatory"] as const;
+
+/** A folder's content: its kind and each label's level, or the label left out. */
+export interface FolderModel {
+  kind: "sentinel" | "opa";
+  levels: Record<"x" | "y", string | null>;
+}
+
+export interface Program {
+  policy: { name: "p1" | "p1-renamed"; level: string; inSet: boolean; code: 0 | 1 };
+  setOfPolicies: { global: boolean; workspaces: string[]; excluded: string[] };
+  folderSet: { source: "directory" | "vcs-checkout" | "vcs-plain"; content: FolderModel; workspaces: string[] };
+  terraformPolicy: { level: string; enforceTwice: boolean; filter: boolean };
+  approve: boolean;
+}
+
+export const initialProgram: Program = {
+  policy: { name: "p1", level: "hard-mandatory", inSet: true, code: 0 },
+  setOfPolicies: { global: false, workspaces: [workspaces[0] as string], excluded: [] },
+  folderSet: {
+    source: "directory",
+    content: { kind: "sentinel", levels: { x: "hard-mandatory", y: "soft-mandatory" } },
+    workspaces: [workspaces[1] as string],
+  },
+  terraformPolicy: { level: "mandatory", enforceTwice: false, filter: false },
+  approve: false,
+};
+
+/** Where the program's files are: a set's folder, the Terraform policy folder, the library's checkout. */
+export interface ProgramPaths {
+  folder: string;
+  tfFolder: string;
+  library: GitRepository;
+}
+
+/** Writes a policy-set folder holding `content`: each label a file, at its level. */
+export function writeFolder(folder: string, content: FolderModel, prefix = "") {
+  const root = join(folder, prefix);
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(root, { recursive: true });
+  const labels = (["x", "y"] as const).filter((label) => content.levels[label] !== null);
+  if (content.kind === "sentinel") {
+    const blocks = labels.map(
+      (label) =>
+        `policy "${label}" {\n  source = "./${label}.sentinel"\n  enforcement_level = "${content.levels[label]}"\n}\n`,
+    );
+    writeFileSync(join(root, "sentinel.hcl"), blocks.join("\n") || "# no policies\n");
+    for (const label of labels) writeFileSync(join(root, `${label}.sentinel`), "main = rule { true }\n");
+  } else {
+    const blocks = labels.map(
+      (label) =>
+        `policy "${label}" {\n  query = "data.terraform.${label}.deny"\n  enforcement_level = "${content.levels[label]}"\n}\n`,
+    );
+    writeFileSync(join(root, "policies.hcl"), blocks.join("\n") || "# no policies\n");
+    for (const label of labels) {
+      writeFileSync(join(root, `${label}.rego`), `package terraform.${label}\n\ndeny[msg] { false; msg := "" }\n`);
+    }
+  }
+}
+
+export function writeTerraformPolicy(folder: string, shape: Program["terraformPolicy"]) {
+  const enforce = '  enforce {\n    condition = core::try(attrs.tags.Owner, "") != ""\n  }\n';
+  writeFileSync(
+    join(folder, "tags.policy.hcl"),
+    'input "level" {\n  type    = string\n  default = "mandatory"\n}\n\n' +
+      'resource_policy "aws_s3_bucket" "tags" {\n  enforcement_level = input.level\n' +
+      (shape.filter ? '  filter = attrs.bucket != "logs"\n' : "") +
+      enforce +
+      (shape.enforceTwice ? enforce : "") +
+      "}\n",
+  );
+}
+
+/**
+ * Each resource's arguments for `program`, with its files written: the folder, the Terraform policy file, and the
+ * library's content committed where the set reads version control. The policy's sets are named by id by the caller.
+ */
+export function programArguments(program: Program, paths: ProgramPaths) {
+  writeFolder(paths.folder, program.folderSet.content);
+  writeTerraformPolicy(paths.tfFolder, program.terraformPolicy);
+  const approve = program.approve;
+  const folderSource =
+    program.folderSet.source === "directory"
+      ? { directory: paths.folder }
+      : {
+          vcsRepo: { identifier: "acme/policy-library", branch: "main", oauthTokenId },
+          policiesPath: "set",
+          ...(program.folderSet.source === "vcs-checkout" ? { vcsCheckout: paths.library.path } : {}),
+        };
+  if (program.folderSet.source !== "directory") {
+    // The library's checkout holds the program's content: what the service reads when the set moves to it.
+    writeFolder(paths.library.path, program.folderSet.content, "set");
+    paths.library.commit({}, "Program's content");
+  }
+  return {
+    setOfPolicies: {
+      organization,
+      name: "set-of-policies",
+      global: program.setOfPolicies.global,
+      workspaceIds: program.setOfPolicies.global ? [] : program.setOfPolicies.workspaces,
+      excludedWorkspaceIds: program.setOfPolicies.excluded,
+      allowWeakening: approve,
+    },
+    policyInSet: program.policy.inSet,
+    policy: {
+      organization,
+      name: program.policy.name,
+      code: `main = rule { ${program.policy.code === 0 ? "true" : "1 == 1"} }\n`,
+      enforcementLevel: program.policy.level,
+      allowWeakening: approve,
+    },
+    folderSet: {
+      organization,
+      name: "folder-set",
+      kind: program.folderSet.content.kind,
+      ...folderSource,
+      workspaceIds: program.folderSet.workspaces,
+      allowWeakening: approve,
+    },
+    terraformPolicy: {
+      organization,
+      name: "terraform-policy",
+      kind: "tfpolicy",
+      directory: paths.tfFolder,
+      global: true,
+      parameters: { level: program.terraformPolicy.level },
+      allowWeakening: approve,
+    },
+  };
+}
+
+/** The program's resources, in the order the engine registers them, as the engine driver takes them. */
+export function declaredResources(args: ReturnType<typeof programArguments>): Declared[] {
+  return [
+    { name: "set-of-policies", type: "PolicySet", args: () => args.setOfPolicies },
+    {
+      name: "policy",
+      type: "Policy",
+      args: (idOf) => ({ ...args.policy, policySetIds: args.policyInSet ? [idOf("set-of-policies")] : [] }),
+    },
+    { name: "folder-set", type: "PolicySet", args: () => args.folderSet },
+    {
+      name: "terraform-policy",
+      type: "PolicySet",
+      // What the PolicySet class makes of a plain parameter in a program: a value that is no secret.
+      args: () => ({
+        ...args.terraformPolicy,
+        parameters: { level: { value: args.terraformPolicy.parameters.level, sensitive: false } },
+      }),
+    },
+  ];
+}
+
+/**
+ * What the service enforces (the local server's GET /_local/enforcement), by target and policy: a policy of a set of
+ * policies by the resource that owns it (its id changes when a rename replaces it), a versioned set's block by the
+ * set's resource and the block's label; `names` gives each id's resource.
+ */
+export async function enforcedByResource(
+  serverUrl: string,
+  names: ReadonlyMap<string, string>,
+): Promise<Map<string, number>> {
+  const answer = await fetch(`${serverUrl}/_local/enforcement?organization=${organization}`);
+  if (!answer.ok) throw new Error(`GET /_local/enforcement answered ${answer.status}: ${await answer.text()}`);
+  const { enforced } = (await answer.json()) as { enforced: EnforcedPolicy[] };
+  const facts = new Map<string, number>();
+  for (const entry of enforced) {
+    const owner = entry.policyId
+      ? `policy ${names.get(entry.policyId) ?? entry.policyId}`
+      : `${names.get(entry.setId) ?? entry.setId} ${entry.label}`;
+    const key = `${entry.target}: ${owner}`;
+    facts.set(key, Math.max(facts.get(key) ?? 0, entry.strength));
+  }
+  return facts;
+}
+
+/** The oracle's world: a server seeded with its workspaces and a library repository it reads from version control. */
+export async function oracleServer(token: string): Promise<{ server: RunningServer; library: GitRepository }> {
+  const library = GitRepository.create({ "README.md": "The oracle's library.\n" });
+  const server = await startServer({
+    seed: {
+      organizations: [{ name: organization, plus: true }],
+      tokens: [{ token, organizations: [organization] }],
+      workspaces: workspaces.map((id) => ({ id, organization, name: id })),
+      vcsRepositories: [{ identifier: "acme/policy-library", path: library.path }],
+      oauthTokens: [{ id: oauthTokenId, organization }],
+    },
+  });
+  return { server, library };
+}
