@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Puts Node.js >= 22.19, the Pulumi CLI with Pulumi's Node.js language host, and OPA on PATH, installing what is
-# missing from the package registries only: Node from the npm registry; Pulumi and OPA built from the Go module
-# proxy, side by side, each cached by version outside the repository. What is already on PATH is used as it is.
+# Puts Node.js >= 22.19, the Pulumi CLI with Pulumi's Node.js, YAML, Python and Go language hosts, OPA, and the SDK
+# generator of the plugin for other languages on PATH, installing what is missing from the package registries only:
+# Node from the npm registry; the rest built from the Go module proxy, side by side, each cached by version outside
+# the repository. What is already on PATH is used as it is.
 #
 # Sourced by run-with-toolchain.sh and env.sh, which run in processes of their own. Do not source it in an
 # interactive shell (it exits on failure): `eval "$(npm run -s env)"` puts the same tools on that shell's PATH.
@@ -13,6 +14,17 @@ node_major_wanted=24
 # module of its own, which the Go module proxy does not serve. docs/toolchain.md says what it lacks.
 nodejs_language_host_version=3.68.0
 opa_version_wanted=1.22.2
+# The newest YAML language host the Go module proxy serves whole. It runs binary plugins (ours); source-based ones
+# need v1.38 or newer.
+yaml_language_host_version=1.25.0
+# Python's host comes from the same sdk/v3 release as Node's; newer ones moved out of that module too.
+python_language_host_version=3.68.0
+# Go's host left sdk/v3 after v3.66.0 for a module the proxy does not serve; v3.66.0's builds and runs programs on the
+# Go SDK of today with CLI 3.259.
+go_language_host_version=3.66.0
+# The newest pkg/v3 whose codegen still holds .NET's generator (it moved to a repository the proxy does not serve);
+# its Python, Go and Node.js generators are the same release's.
+sdkgen_pulumi_version=3.225.1
 # How often a build that is still running says so.
 progress_every_seconds=15
 
@@ -52,6 +64,10 @@ pulumi_sdk_version() {
 # Builds one program of github.com/pulumi/pulumi from the Go module proxy: a throwaway module requiring the given
 # modules at one version, with the first module's replace directives repeated (Go ignores a dependency's own, all
 # but the local-path ones), and the version stamped where `pulumi version` and the plugin's info read it.
+#
+# With MAIN_PACKAGE set to a folder of this repository, its Go files are the program built (our SDK generator); with
+# EXTRA_REPLACES, more `old=new@version` replacements; with COPY_FROM_MODULE, a file of the first module copied
+# beside the output (Python's host runs a script that ships beside it).
 build_pulumi_program() {
   local version=$1 package=$2 output=$3 work go_mod
   shift 3
@@ -67,14 +83,34 @@ build_pulumi_program() {
     node "$repo_root/scripts/go-mod-replaces.mjs" "$go_mod" | while read -r replacement; do
       go mod edit -replace="$replacement"
     done
-    printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$package" > tools.go
+    for replacement in ${EXTRA_REPLACES:-}; do go mod edit -replace="$replacement"; done
+    if [ -n "${MAIN_PACKAGE:-}" ]; then
+      cp "$repo_root/$MAIN_PACKAGE"/*.go .
+      package=.
+    else
+      printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$package" > tools.go
+    fi
     GOFLAGS=-mod=mod go mod tidy
     go build -trimpath \
       -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$version" \
       -o "$output.partial" "$package"
+    if [ -n "${COPY_FROM_MODULE:-}" ]; then
+      local module_dir
+      module_dir=$(go mod download -json "$1@v$version" | node -e \
+        'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).Dir))')
+      cp "$module_dir/$COPY_FROM_MODULE" "$(dirname "$output")/"
+      chmod +x "$(dirname "$output")/$(basename "$COPY_FROM_MODULE")"
+    fi
   ) || status=$?
   rm -rf "$work"
   [ $status -eq 0 ] && mv -f "$output.partial" "$output"
+}
+
+# The YAML host's go.mod has no replace directives: `go install module@version` builds exactly the release.
+build_yaml_host() {
+  local bin_dir=$1
+  GOBIN="$bin_dir" go install -trimpath -ldflags "-s -w" \
+    "github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml@v$yaml_language_host_version"
 }
 
 # OPA's go.mod has no replace directives, so `go install module@version` builds exactly the released module.
@@ -156,7 +192,8 @@ place_beside() {
 }
 
 ensure_pulumi_and_opa() {
-  local pulumi_bin_dir="" language_host="" opa_bin_dir="" version
+  local pulumi_bin_dir="" language_host="" opa_bin_dir="" version yaml_host_dir="" python_host_dir="" go_host_dir=""
+  local sdkgen host_dir
   if ! { command -v pulumi >/dev/null && command -v pulumi-language-nodejs >/dev/null; }; then
     version=$(pulumi_sdk_version)
     pulumi_bin_dir="$tool_cache/pulumi-v$version/bin"
@@ -175,6 +212,41 @@ ensure_pulumi_and_opa() {
     mkdir -p "$opa_bin_dir"
     [ -x "$opa_bin_dir/opa" ] || start_build "OPA v$opa_version_wanted" build_opa "$opa_bin_dir"
   fi
+  if ! command -v pulumi-language-yaml >/dev/null; then
+    yaml_host_dir="$tool_cache/pulumi-language-yaml-v$yaml_language_host_version"
+    mkdir -p "$yaml_host_dir"
+    [ -x "$yaml_host_dir/pulumi-language-yaml" ] ||
+      start_build "Pulumi's YAML language host v$yaml_language_host_version" build_yaml_host "$yaml_host_dir"
+  fi
+  if ! command -v pulumi-language-python >/dev/null; then
+    python_host_dir="$tool_cache/pulumi-language-python-v$python_language_host_version"
+    mkdir -p "$python_host_dir"
+    # golang.org/x/text as that release was built with: a newer one no longer builds with it.
+    [ -x "$python_host_dir/pulumi-language-python" ] ||
+      EXTRA_REPLACES="golang.org/x/text=golang.org/x/text@v0.3.6" \
+        COPY_FROM_MODULE=python/cmd/pulumi-language-python-exec \
+        start_build "Pulumi's Python language host v$python_language_host_version" \
+        build_pulumi_program "$python_language_host_version" \
+        github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python \
+        "$python_host_dir/pulumi-language-python" github.com/pulumi/pulumi/sdk/v3
+  fi
+  if ! command -v pulumi-language-go >/dev/null; then
+    go_host_dir="$tool_cache/pulumi-language-go-v$go_language_host_version"
+    mkdir -p "$go_host_dir"
+    [ -x "$go_host_dir/pulumi-language-go" ] ||
+      EXTRA_REPLACES="golang.org/x/text=golang.org/x/text@v0.3.6" \
+        start_build "Pulumi's Go language host v$go_language_host_version" \
+        build_pulumi_program "$go_language_host_version" \
+        github.com/pulumi/pulumi/sdk/v3/go/pulumi-language-go \
+        "$go_host_dir/pulumi-language-go" github.com/pulumi/pulumi/sdk/v3
+  fi
+  # The plugin's SDK generator `tfegov-sdkgen`: Pulumi's own code generators (pkg/v3/codegen) driven by tools/sdkgen.
+  # Cached by the version and the generator's source.
+  sdkgen="$tool_cache/tfegov-sdkgen-v$sdkgen_pulumi_version-$(cat "$repo_root"/tools/sdkgen/*.go | cksum | cut -d' ' -f1)/tfegov-sdkgen"
+  mkdir -p "$(dirname "$sdkgen")"
+  [ -x "$sdkgen" ] || MAIN_PACKAGE=tools/sdkgen start_build "the SDK generator (Pulumi's codegen v$sdkgen_pulumi_version)" \
+    build_pulumi_program "$sdkgen_pulumi_version" unused "$sdkgen" github.com/pulumi/pulumi/pkg/v3 github.com/pulumi/pulumi/sdk/v3
+  export PATH="$(dirname "$sdkgen"):$PATH"
   wait_for_builds
   if [ -n "$pulumi_bin_dir" ]; then
     # Laid out as Pulumi's own distribution: the CLI loads the language host and the dynamic provider (which ships
@@ -188,6 +260,10 @@ ensure_pulumi_and_opa() {
     export PATH="$opa_bin_dir:$PATH"
     log "using OPA $(opa version | sed -n 's/^Version: //p') from $opa_bin_dir"
   fi
+  for host_dir in ${yaml_host_dir:-} ${python_host_dir:-} ${go_host_dir:-}; do export PATH="$host_dir:$PATH"; done
+  [ -n "${yaml_host_dir:-}${python_host_dir:-}${go_host_dir:-}" ] &&
+    log "using Pulumi's language hosts for YAML v$yaml_language_host_version, Python v$python_language_host_version, Go v$go_language_host_version"
+  return 0
 }
 
 offline_pulumi_environment() {

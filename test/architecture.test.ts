@@ -19,7 +19,7 @@ function importGraph(): Map<string, string[]> {
     const text = readFileSync(file, "utf8");
     const targets = [...text.matchAll(/^(?:import|export)[^;]*?from "(\.{1,2}\/[^"]+)"/gms)].map((match) => {
       const target = resolve(dirname(file), match[1] as string);
-      const candidates = [`${target}.ts`, join(target, "index.ts")];
+      const candidates = target.endsWith(".json") ? [target] : [`${target}.ts`, join(target, "index.ts")];
       const found = candidates.find((candidate) => graph.has(relative(sourceRoot, candidate)) || exists(candidate));
       if (!found) throw new Error(`${relative(sourceRoot, file)} imports ${match[1]}, which is no file of src/`);
       return relative(sourceRoot, found);
@@ -80,6 +80,16 @@ describe("layers of src/", () => {
 
   it("the server imports nothing from the client", () => {
     expect(importsFrom("server/", "client/")).toEqual([]);
+  });
+
+  it("the plugin for other languages is on top: nothing below imports it, and it imports no command", () => {
+    const below = [...graph.keys()].filter((file) => !file.startsWith("plugin/"));
+    expect(below.flatMap((file) => (graph.get(file) ?? []).filter((target) => target.startsWith("plugin/")))).toEqual(
+      [],
+    );
+    expect(importsFrom("plugin/", "cli/")).toEqual([]);
+    expect(importsFrom("plugin/", "importer/")).toEqual([]);
+    expect(importsFrom("plugin/", "server/")).toEqual([]);
   });
 
   it("no import circle anywhere in src/", () => {

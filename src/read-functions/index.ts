@@ -2,8 +2,9 @@ import * as pulumi from "@pulumi/pulumi";
 import { TfeClient } from "../client/client";
 import type { StackConfigSource } from "../client/config";
 import type { Policy } from "../client/policies";
+import type { PolicySet } from "../client/policy-sets";
 import type { RegistryModuleVersion, RegistryModuleVersionSummary } from "../client/registry";
-import type { PolicyKind } from "../contract/policies";
+import type { PolicyKind, PolicySetKind } from "../contract/policies";
 import { type ArgumentTable, assertArguments } from "../resources/property-table";
 
 /**
@@ -25,22 +26,41 @@ export interface GetPolicyArgs {
 }
 
 export interface ListPoliciesArgs {
+  /** The organization whose policies are listed. */
   organization: string;
   /** Only policies whose name contains this text. */
   search?: string;
+  /** Only policies of this kind: `sentinel` or `opa`. */
   kind?: PolicyKind;
   /** Ask the service for each policy's policy sets, so that `policySetIds` is filled in. */
   includePolicySets?: boolean;
 }
 
+export interface GetPolicySetArgs {
+  /** The policy set's id, `polset-...`. */
+  id: string;
+}
+
+export interface ListPolicySetsArgs {
+  /** The organization whose policy sets are listed. */
+  organization: string;
+  /** Only sets whose name contains this text. */
+  search?: string;
+  /** Only sets of this kind: `sentinel`, `opa` or `tfpolicy`. */
+  kind?: PolicySetKind;
+}
+
 export interface ModuleArgs {
   /** For private modules, the organization name. */
   namespace: string;
+  /** The module's name, e.g. `vpc`. */
   name: string;
+  /** The module's provider, e.g. `aws`. */
   provider: string;
 }
 
 export interface ModuleVersionArgs extends ModuleArgs {
+  /** The version, e.g. `1.2.0`. */
   version: string;
 }
 
@@ -50,19 +70,28 @@ const readOptionArguments = {
   hostname: { argument: "string" },
   token: { argument: "string" },
 } as const satisfies ArgumentTable;
-const getPolicyArguments = { id: { argument: "string" } } as const satisfies ArgumentTable;
-const listPoliciesArguments = {
+export const getPolicyArguments = { id: { argument: "string" } } as const satisfies ArgumentTable;
+export const listPoliciesArguments = {
   organization: { argument: "string" },
   search: { argument: "string" },
   kind: { argument: "string" },
   includePolicySets: { argument: "boolean" },
 } as const satisfies ArgumentTable;
-const moduleArguments = {
+export const getPolicySetArguments = { id: { argument: "string" } } as const satisfies ArgumentTable;
+export const listPolicySetsArguments = {
+  organization: { argument: "string" },
+  search: { argument: "string" },
+  kind: { argument: "string" },
+} as const satisfies ArgumentTable;
+export const moduleArguments = {
   namespace: { argument: "string" },
   name: { argument: "string" },
   provider: { argument: "string" },
 } as const satisfies ArgumentTable;
-const moduleVersionArguments = { ...moduleArguments, version: { argument: "string" } } as const satisfies ArgumentTable;
+export const moduleVersionArguments = {
+  ...moduleArguments,
+  version: { argument: "string" },
+} as const satisfies ArgumentTable;
 
 /**
  * A function's arguments and options against its tables, so that a typo fails naming the member instead of
@@ -134,6 +163,26 @@ export async function listPolicies(args: ListPoliciesArgs, options: ReadFunction
   });
 }
 
+/** One policy set by id, with its scope, policies and version control. */
+export async function getPolicySet(args: GetPolicySetArgs, options: ReadFunctionOptions = {}): Promise<PolicySet> {
+  checkArguments("getPolicySet", getPolicySetArguments, args, options);
+  return withClient(options, (client) => client.policySets.read(args.id));
+}
+
+/** Every policy set of an organization that matches, across all pages. */
+export async function listPolicySets(
+  args: ListPolicySetsArgs,
+  options: ReadFunctionOptions = {},
+): Promise<PolicySet[]> {
+  checkArguments("listPolicySets", listPolicySetsArguments, args, options);
+  return withClient(options, async (client) => {
+    const { organization, ...filters } = args;
+    const sets: PolicySet[] = [];
+    for await (const set of client.policySets.listAll(organization, filters)) sets.push(set);
+    return sets;
+  });
+}
+
 /** One version of a registry module with its `deprecation` (spec 4.7). */
 export async function getModuleVersion(
   args: ModuleVersionArgs,
@@ -168,6 +217,24 @@ export function listPoliciesOutput(
 ): pulumi.Output<Policy[]> {
   checkArguments("listPoliciesOutput", listPoliciesArguments, args, options);
   return asOutput(listPolicies, args, options);
+}
+
+/** {@link getPolicySet} for Pulumi programs: args may be outputs of other resources. */
+export function getPolicySetOutput(
+  args: InputArgs<GetPolicySetArgs>,
+  options: ReadFunctionOptions = {},
+): pulumi.Output<PolicySet> {
+  checkArguments("getPolicySetOutput", getPolicySetArguments, args, options);
+  return asOutput(getPolicySet, args, options);
+}
+
+/** {@link listPolicySets} for Pulumi programs: args may be outputs of other resources. */
+export function listPolicySetsOutput(
+  args: InputArgs<ListPolicySetsArgs>,
+  options: ReadFunctionOptions = {},
+): pulumi.Output<PolicySet[]> {
+  checkArguments("listPolicySetsOutput", listPolicySetsArguments, args, options);
+  return asOutput(listPolicySets, args, options);
 }
 
 /** {@link getModuleVersion} for Pulumi programs: args may be outputs of other resources. */

@@ -10,6 +10,12 @@ import { createRequire } from "node:module";
  * stderr as before.
  */
 export class EngineLog {
+  /**
+   * The engine's address where the process is the plugin for other languages (the engine starts it with the address
+   * as its argument); the dynamic-provider host's is read from its command line.
+   */
+  static engineAddress: string | undefined;
+
   private engine: EngineConnection | null | undefined;
 
   async warn(urn: unknown, message: string): Promise<void> {
@@ -41,11 +47,12 @@ interface EngineConnection {
   close(): void;
 }
 
-/** The engine that started this process (`pulumi-nodejs` dynamic-provider host), or null when there is none. */
+/** The engine that started this process (the dynamic-provider host, or the plugin), or null when there is none. */
 function engineConnection(): EngineConnection | null {
   const script = process.argv[1] ?? "";
-  const address = process.argv.at(-1) ?? "";
-  if (!/dynamic-provider[\\/]index\.js$/.test(script) || !/^[\w.[\]:-]+:\d+$/.test(address)) return null;
+  const address = EngineLog.engineAddress ?? process.argv.at(-1) ?? "";
+  const started = EngineLog.engineAddress !== undefined || /dynamic-provider[\\/]index\.js$/.test(script);
+  if (!started || !/^[\w.[\]:-]+:\d+$/.test(address)) return null;
   try {
     // Pulumi's own generated gRPC code and the grpc-js it is built on, as @pulumi/pulumi resolves them.
     const fromPulumi = createRequire(require.resolve("@pulumi/pulumi/package.json"));

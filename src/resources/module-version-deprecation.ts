@@ -57,7 +57,7 @@ export interface ModuleVersionDeprecationOutputs extends ModuleVersionDeprecatio
 }
 
 /** Every property of a deprecation, once: the version's address replaces, the reason and link update. */
-const deprecationProperties = propertyTable<ModuleVersionDeprecationArgs>()({
+export const deprecationProperties = propertyTable<ModuleVersionDeprecationArgs>()({
   organization: { argument: "string", change: "replaces", output: true },
   moduleName: { argument: "string", change: "replaces", output: true },
   moduleProvider: { argument: "string", change: "replaces", output: true },

@@ -1,16 +1,16 @@
 import { relative } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import {
-  type FolderPolicy,
   type PolicyFolderContents,
   PolicyFolderError,
   type PolicyOverride,
   type ReadPolicyFolderOptions,
   readPolicyFolder,
 } from "../policy-code/folder";
-import { Policy } from "./policy";
+import { Policy, type PolicyArgs } from "./policy";
 import { PolicyFolderManifest, type PolicyFolderManifestInputs } from "./policy-folder-manifest";
 import { type ArgumentTable, argumentFailures } from "./property-table";
+import { inNamespace } from "./provider-context";
 
 export type { PolicyOverride } from "../policy-code/folder";
 
@@ -42,7 +42,7 @@ export interface PolicyFolderArgs {
   skipBlocks?: string[];
 }
 
-const folderArguments = {
+export const folderArguments = {
   directory: { argument: "string" },
   organization: { argument: "string" },
   policySetIds: { argument: "string list" },
@@ -82,6 +82,108 @@ function argumentProblems(args: pulumi.Inputs): string[] {
 let warnedRegoUnchecked = false;
 
 /**
+ * The resources a PolicyFolder declares, made by whoever hosts it: a Node.js program makes the dynamic resources
+ * (`Policy`, `PolicyFolderManifest`), the plugin for other languages its own custom resources of the same providers.
+ */
+export interface FolderResources<P extends pulumi.Resource = pulumi.Resource> {
+  policy(name: string, args: Record<string, unknown>, opts: pulumi.CustomResourceOptions): P;
+  manifest(name: string, args: PolicyFolderManifestInputs, opts: pulumi.CustomResourceOptions): pulumi.Resource;
+  policyId(policy: P): pulumi.Output<string>;
+}
+
+/**
+ * Reads the folder and declares, as children of `component`, its manifest then one policy per block: the folder's
+ * whole logic, for every host. A folder the Policies API cannot express fails here, before any policy exists.
+ * `namespace` is the provider's settings' (`tfe`, `tfegov`), for `requireCodeChecks` and messages.
+ */
+export async function declareFolder<P extends pulumi.Resource>(
+  component: pulumi.ComponentResource,
+  name: string,
+  args: pulumi.Inputs,
+  resources: FolderResources<P>,
+  namespace = "tfe",
+): Promise<Record<string, P>> {
+  const problems = argumentProblems(args);
+  if (problems.length > 0) throw new pulumi.ResourceError(problems.join("; "), component, true);
+  const { directory, organization, policySetIds, adoptExisting, allowWeakening, ...options } = args as PolicyFolderArgs;
+  let folder: PolicyFolderContents;
+  try {
+    folder = await readPolicyFolder(directory, options as ReadPolicyFolderOptions);
+  } catch (error) {
+    if (!(error instanceof PolicyFolderError)) throw error;
+    // The program fails here, before any Policy exists: nothing is sent to the service.
+    throw new pulumi.ResourceError(error.message, component, true);
+  }
+  for (const note of folder.notes) pulumi.log.info(note, component);
+  for (const warning of folder.warnings) pulumi.log.warn(warning, component);
+  if (!folder.regoChecked) {
+    const required =
+      new pulumi.Config(namespace).get("requireCodeChecks") === "true" ||
+      process.env.TFE_REQUIRE_CODE_CHECKS === "true";
+    if (required) {
+      throw new pulumi.ResourceError(
+        inNamespace(
+          `${directory}: Rego was not checked: no opa binary on PATH, and tfe:requireCodeChecks (or ` +
+            "TFE_REQUIRE_CODE_CHECKS) asks for every check: install OPA (docs/ci.md shows how in CI), or set opaPath",
+          namespace,
+        ),
+        component,
+        true,
+      );
+    }
+    if (!warnedRegoUnchecked) {
+      warnedRegoUnchecked = true;
+      pulumi.log.warn(
+        inNamespace(
+          "Rego was not checked: no opa binary on PATH. Install OPA or set opaPath to check syntax and queries at " +
+            "preview, and set tfe:requireCodeChecks true (or TFE_REQUIRE_CODE_CHECKS=true in CI) to make this an error",
+          namespace,
+        ),
+        component,
+      );
+    }
+  }
+  // Registered before the policies, so that its diff, which sees every removed policy and lowered level at once,
+  // is the first to fail a preview that weakens the folder.
+  resources.manifest(
+    `${name}/manifest`,
+    {
+      kind: folder.kind,
+      policies: Object.fromEntries(folder.policies.map((policy) => [policy.name, policy.enforcementLevel])),
+      allowWeakening: allowWeakening === true,
+    },
+    { parent: component },
+  );
+  const shared = { organization, policySetIds, adoptExisting, allowWeakening, regoVersion: options.regoVersion };
+  return Object.fromEntries(
+    folder.policies.map((policy) => [
+      policy.block,
+      resources.policy(
+        `${name}/${policy.block}`,
+        {
+          ...shared,
+          name: policy.name,
+          kind: policy.kind,
+          enforcementLevel: policy.enforcementLevel,
+          // Relative to the program's directory, as Policy resolves it: state then holds no checkout's absolute path.
+          codeFile: relative(process.cwd(), policy.codeFile),
+          ...(policy.query !== undefined ? { query: policy.query } : {}),
+          ...(policy.description !== undefined ? { description: policy.description } : {}),
+        },
+        { parent: component },
+      ),
+    ]),
+  );
+}
+
+/** What a Node.js program's PolicyFolder declares: the library's dynamic resources. */
+const dynamicResources: FolderResources<Policy> = {
+  policy: (name, args, opts) => new Policy(name, args as PolicyArgs, opts),
+  manifest: (name, args, opts) => new PolicyFolderManifest(name, args, opts),
+  policyId: (policy) => policy.policyId,
+};
+
+/**
  * A whole policy-set folder as policies: one `Policy` child per `policy` block of its `sentinel.hcl` or
  * `policies.hcl`, with the code of the block's file, its level, and (OPA) its query. Adding, removing or changing a
  * block creates, deletes or updates that one policy. The folder is read and its code checked while the program
@@ -98,7 +200,11 @@ export class PolicyFolder extends pulumi.ComponentResource<Record<string, Policy
     return pulumi
       .output(this.getData())
       .apply((policies) =>
-        pulumi.all(Object.fromEntries(Object.entries(policies).map(([block, policy]) => [block, policy.policyId]))),
+        pulumi.all(
+          Object.fromEntries(
+            Object.entries(policies).map(([block, policy]) => [block, dynamicResources.policyId(policy)]),
+          ),
+        ),
       );
   }
 
@@ -107,78 +213,6 @@ export class PolicyFolder extends pulumi.ComponentResource<Record<string, Policy
     _opts?: pulumi.ComponentResourceOptions,
     name?: string,
   ): Promise<Record<string, Policy>> {
-    const problems = argumentProblems(args);
-    if (problems.length > 0) throw new pulumi.ResourceError(problems.join("; "), this, true);
-    const { directory, organization, policySetIds, adoptExisting, allowWeakening, ...options } =
-      args as PolicyFolderArgs;
-    let folder: PolicyFolderContents;
-    try {
-      folder = await readPolicyFolder(directory, options as ReadPolicyFolderOptions);
-    } catch (error) {
-      if (!(error instanceof PolicyFolderError)) throw error;
-      // The program fails here, before any Policy exists: nothing is sent to the service.
-      throw new pulumi.ResourceError(error.message, this, true);
-    }
-    for (const note of folder.notes) pulumi.log.info(note, this);
-    for (const warning of folder.warnings) pulumi.log.warn(warning, this);
-    if (!folder.regoChecked) {
-      const required =
-        new pulumi.Config("tfe").get("requireCodeChecks") === "true" || process.env.TFE_REQUIRE_CODE_CHECKS === "true";
-      if (required) {
-        throw new pulumi.ResourceError(
-          `${directory}: Rego was not checked: no opa binary on PATH, and tfe:requireCodeChecks (or ` +
-            "TFE_REQUIRE_CODE_CHECKS) asks for every check: install OPA (docs/ci.md shows how in CI), or set opaPath",
-          this,
-          true,
-        );
-      }
-      if (!warnedRegoUnchecked) {
-        warnedRegoUnchecked = true;
-        pulumi.log.warn(
-          "Rego was not checked: no opa binary on PATH. Install OPA or set opaPath to check syntax and queries at " +
-            "preview, and set tfe:requireCodeChecks true (or TFE_REQUIRE_CODE_CHECKS=true in CI) to make this an error",
-          this,
-        );
-      }
-    }
-    // Registered before the policies, so that its check, which sees every removed policy and lowered level at once,
-    // is the first to fail a preview that weakens the folder.
-    new PolicyFolderManifest(
-      `${name}/manifest`,
-      {
-        kind: folder.kind,
-        policies: Object.fromEntries(folder.policies.map((policy) => [policy.name, policy.enforcementLevel])),
-        allowWeakening: allowWeakening ?? false,
-      } as pulumi.Input<PolicyFolderManifestInputs>,
-      { parent: this },
-    );
-    const shared = { organization, policySetIds, adoptExisting, allowWeakening, regoVersion: options.regoVersion };
-    return Object.fromEntries(
-      folder.policies.map((policy) => [policy.block, this.declare(name as string, policy, shared)]),
-    );
-  }
-
-  private declare(
-    folderName: string,
-    policy: FolderPolicy,
-    shared: Pick<
-      PolicyFolderArgs,
-      "organization" | "policySetIds" | "adoptExisting" | "allowWeakening" | "regoVersion"
-    >,
-  ): Policy {
-    return new Policy(
-      `${folderName}/${policy.block}`,
-      {
-        ...shared,
-        name: policy.name,
-        kind: policy.kind,
-        enforcementLevel: policy.enforcementLevel,
-        // Relative to the program's directory, as Policy resolves it: state then holds no checkout's absolute path.
-        codeFile: relative(process.cwd(), policy.codeFile),
-        ...(policy.query !== undefined ? { query: policy.query } : {}),
-        ...(policy.description !== undefined ? { description: policy.description } : {}),
-      },
-      { parent: this },
-    );
+    return declareFolder(this, name as string, args, dynamicResources);
   }
 }

@@ -13,6 +13,7 @@ export interface PolicySetArgs {
   organization?: pulumi.Input<string>;
   /** The set's name (letters, digits, `-`, `_`), unique in the organization; default: the resource's name. */
   name?: pulumi.Input<string>;
+  /** What the set is for, shown on the service; none by default. */
   description?: pulumi.Input<string>;
   /**
    * `"sentinel"`, `"opa"` or `"tfpolicy"` (Terraform policy, HCP Terraform only); default: what `directory` holds
@@ -49,10 +50,13 @@ export interface PolicySetArgs {
   vcsCheckout?: pulumi.Input<string>;
   /** Enforce on every workspace of the organization (`excludedWorkspaceIds` and `excludedProjectIds` still apply). */
   global?: pulumi.Input<boolean>;
+  /** Workspaces the set applies to (`ws-...`); the set owns these attachments and no others. */
   workspaceIds?: pulumi.Input<pulumi.Input<string>[]>;
+  /** Projects the set applies to (`prj-...`): every workspace in them. */
   projectIds?: pulumi.Input<pulumi.Input<string>[]>;
   /** Workspaces the set never applies to; an exclusion wins over any inclusion. */
   excludedWorkspaceIds?: pulumi.Input<pulumi.Input<string>[]>;
+  /** Projects the set never applies to; an exclusion wins over any inclusion. */
   excludedProjectIds?: pulumi.Input<pulumi.Input<string>[]>;
   /**
    * Sentinel parameters by key. A value given as a Pulumi secret (`pulumi.secret(...)`, `config.requireSecret`) is
@@ -126,6 +130,7 @@ export interface PolicySetInputs extends Required<PolicySetScope> {
 export interface PolicySetOutputs extends PolicySetInputs {
   policySetId: string;
   currentVersionId: string | null;
+  /** Each parameter's id on the service, by key. */
   parameterIds: Record<string, string>;
 }
 

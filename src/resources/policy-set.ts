@@ -33,7 +33,7 @@ import {
   syncParameters,
   uploadVersion,
 } from "./policy-set-requests";
-import { outputSlots } from "./property-table";
+import { argumentsOf, importing, outputSlots } from "./property-table";
 import {
   answersNotFound,
   ContextProvider,
@@ -272,7 +272,11 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       checkedCommit: _commit,
       ...inputs
     } = outs;
-    return { id, props: outs, inputs };
+    return {
+      id,
+      props: outs,
+      inputs: importing(props) ? argumentsOf(policySetProperties, outs as unknown as Record<string, unknown>) : inputs,
+    };
   }
 
   /**

@@ -24,7 +24,9 @@ import { declareMembership, ownerOf, twiceDeclared } from "./memberships";
 import { checkedThisOperation, stampChecked } from "./operation";
 import {
   argumentFailures,
+  argumentsOf,
   createOptions,
+  importing,
   outputSlots,
   propertiesThat,
   propertyTable,
@@ -57,6 +59,7 @@ export interface PolicyArgs {
   organization?: pulumi.Input<string>;
   /** Policy name (letters, digits, `-`, `_`), unique in the organization; default: the resource's name. */
   name?: pulumi.Input<string>;
+  /** What the policy checks, shown on the service; none by default. */
   description?: pulumi.Input<string>;
   /** `sentinel` (default) or `opa`. */
   kind?: pulumi.Input<PolicyKind>;
@@ -106,7 +109,9 @@ export interface PolicyInputs {
   policySetIds: string[];
   codeFile?: string;
   code?: string;
+  /** SHA-256 of the code the service holds, as uploaded: a change of code is a change of hash. */
   codeHash: string | null;
+  /** Size of that code in bytes. */
   codeSize: number;
   adoptExisting: boolean;
   allowWeakening: boolean;
@@ -114,7 +119,9 @@ export interface PolicyInputs {
 
 export interface PolicyOutputs extends PolicyInputs {
   policyId: string;
+  /** How many policy sets hold the policy, as the service counts them (those of other owners included). */
   policySetCount: number;
+  /** When the service last changed the policy: a refresh downloads the code only when this moved. */
   updatedAt: string | null;
 }
 
@@ -147,7 +154,7 @@ const defaultEnforcementLevel: Record<PolicyKind, string> = { sentinel: "soft-ma
  * nothing on the service. Not `adoptExisting`: it acts only at creation. Either would fail `pulumi preview
  * --expect-no-changes` for nothing. `enforce` is read into `enforcementLevel`.
  */
-const policyProperties = propertyTable<PolicyArgs>()({
+export const policyProperties = propertyTable<PolicyArgs>()({
   organization: { argument: "string", change: "replaces", output: true, service: { read: "held, else declared" } },
   name: { argument: "string", change: "replaces", output: true, service: { sent: "create", read: "as held" } },
   description: {
@@ -619,10 +626,16 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     } else {
       const code = policy.hasCode ? await downloadCode(client, id) : undefined;
       Object.assign(outs, { codeHash: code ? hashCode(code) : null, codeSize: code?.byteLength ?? 0 });
-      if (props.code !== undefined && code) outs.code = code.toString("utf8");
+      // Inline code is read back as it is; a policy declared nowhere yet (`pulumi import`) gets its code inline.
+      const declaredNowhere = props.code === undefined && props.codeFile === undefined;
+      if ((props.code !== undefined || declaredNowhere) && code) outs.code = code.toString("utf8");
     }
     const { policyId: _id, policySetCount: _count, updatedAt: _updated, ...inputs } = outs;
-    return { id, props: outs, inputs };
+    return {
+      id,
+      props: outs,
+      inputs: importing(props) ? argumentsOf(policyProperties, outs as unknown as Record<string, unknown>) : inputs,
+    };
   }
 
   /**

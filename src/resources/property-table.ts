@@ -66,6 +66,25 @@ export function outputSlots(table: PropertyTable): Record<string, undefined> {
   return Object.fromEntries(Object.keys(table).flatMap((key) => (table[key]?.output ? [[key, undefined]] : [])));
 }
 
+/**
+ * The program's arguments among `values`, what `read` gives the engine as the inputs of a resource it imports: never
+ * a derived property (a hash, a size, a baseline), which `pulumi import` would hand back to `check` as an argument;
+ * a flag only where it is on. A refresh keeps the inputs as check recorded them, derived ones included: dropping
+ * them there would show every refresh as a change.
+ */
+/** Whether `props` hold no state at all: the engine reads an id it does not manage yet (`pulumi import`). */
+export function importing(props: object): boolean {
+  return Object.keys(props).every((key) => key.startsWith("__"));
+}
+
+export function argumentsOf(table: ArgumentTable, values: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(values).filter(
+      ([key, value]) => table[key]?.argument !== undefined && value !== undefined && value !== false,
+    ),
+  );
+}
+
 /** The table's properties that meet the service, with their binding. */
 function bound(table: PropertyTable): [string, ServiceBinding][] {
   return Object.entries(table).flatMap(([key, spec]) => (spec.service ? [[key, spec.service]] : []));

@@ -6,9 +6,11 @@ import type { PolicySet as ServicePolicySet } from "../client/policy-sets";
 import { segmentProblem } from "../contract/paths";
 import { EngineLog } from "./engine-log";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
+import { inNamespace } from "./provider-settings";
 import { isUnknown } from "./unknown";
 
 export { isUnknown, unknownValue } from "./unknown";
+export { inNamespace };
 
 export type CheckFailure = pulumi.dynamic.CheckFailure;
 
@@ -77,11 +79,12 @@ export class ProviderContext {
       await this.warn(change.urn, `${text} (allowed by allowWeakening)`);
       return undefined;
     }
-    return (
+    return inNamespace(
       `${text}. If that is intended, set allowWeakening: true on this resource, run "pulumi config set ` +
-      'tfe:allowWeakening true" for the stack, or set TFE_ALLOW_WEAKENING=true for one run. Pulumi stops at the ' +
-      "first resource refused: TFE_ALLOW_WEAKENING=true pulumi preview lists every weakening of the change, as " +
-      "warnings, and changes nothing"
+        'tfe:allowWeakening true" for the stack, or set TFE_ALLOW_WEAKENING=true for one run. Pulumi stops at the ' +
+        "first resource refused: TFE_ALLOW_WEAKENING=true pulumi preview lists every weakening of the change, as " +
+        "warnings, and changes nothing",
+      this.namespace,
     );
   }
 
@@ -113,7 +116,7 @@ export class ProviderContext {
    * on stderr, where Pulumi shows it under the stack.
    */
   warn(urn: unknown, message: string): Promise<void> {
-    return this.engineLog.warn(urn, message);
+    return this.engineLog.warn(urn, inNamespace(message, this.namespace));
   }
 
   private readonly policySets = new Map<string, Promise<ServicePolicySet | undefined>>();
@@ -144,13 +147,28 @@ export class ProviderContext {
 
   configure(request: pulumi.dynamic.ConfigureRequest): void {
     const config = request.config;
-    this.stackConfig = {
-      get: (key) => {
-        const value: unknown = config.get(`tfe:${key}`);
-        return typeof value === "string" ? value : undefined;
-      },
-    };
+    this.configureFrom((key) => {
+      const value: unknown = config.get(`tfe:${key}`);
+      return typeof value === "string" ? value : undefined;
+    }, "tfe");
+  }
+
+  /**
+   * The settings of the provider, from `get` (a key without its namespace: `token`), under `namespace`: `tfe` for
+   * the Node.js dynamic providers, `tfegov` for the plugin that serves other languages. Messages name the namespace.
+   */
+  configureFrom(get: (key: string) => string | undefined, namespace: string): void {
+    this.stackConfig = { get };
+    this.namespace = namespace;
     this.cachedClient = undefined;
+  }
+
+  /** The namespace of the provider's settings, as the program wrote them (`tfe`, or `tfegov` from other languages). */
+  namespace = "tfe";
+
+  /** The organization of a resource that names none: the provider's `organization` setting, then the env. */
+  get defaultOrganization(): string | undefined {
+    return this.stackConfig?.get("organization") ?? (process.env.TFE_ORGANIZATION || undefined);
   }
 
   get client(): TfeClient {

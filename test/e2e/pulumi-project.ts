@@ -36,6 +36,7 @@ export class PulumiProject {
     readonly dir: string,
     readonly stack: string,
     private env: NodeJS.ProcessEnv,
+    private readonly logArgs: readonly string[] = engineLogArgs,
   ) {}
 
   static async create(options: {
@@ -45,6 +46,11 @@ export class PulumiProject {
     files: Record<string, string>;
     config: Record<string, string>;
     secrets?: Record<string, string>;
+    /**
+     * false: no `-v=9` engine log. A plugin's requests in that log print values with line breaks (policy code),
+     * whose lines cannot be told apart from what the user sees; programs of other languages run without it.
+     */
+    engineLog?: boolean;
   }): Promise<PulumiProject> {
     const dir = await mkdtemp(join(tmpdir(), `${options.name}-`));
     if (options.nodeModules !== "own") await symlink(join(repoRoot, "node_modules"), join(dir, "node_modules"), "dir");
@@ -60,7 +66,7 @@ export class PulumiProject {
       TFE_ORGANIZATION: "",
     };
     await mkdir(join(dir, ".state"));
-    const project = new PulumiProject(dir, "e2e", env);
+    const project = new PulumiProject(dir, "e2e", env, options.engineLog === false ? [] : engineLogArgs);
     await project.writeFile(
       "Pulumi.yaml",
       `name: ${options.name}\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n`,
@@ -99,7 +105,7 @@ export class PulumiProject {
     const exited = new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
       child = execFile(
         "pulumi",
-        [...args, "--non-interactive", "--stack", this.stack, ...engineLogArgs],
+        [...args, "--non-interactive", "--stack", this.stack, ...this.logArgs],
         { cwd: this.dir, env: { ...this.env, ...options.env }, maxBuffer: 256 * 1024 * 1024 },
         (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
@@ -127,6 +133,20 @@ export class PulumiProject {
         this.transcript.push(`${stdout}\n${stderr}`);
         if (error) fail(new Error(`tfe-governance ${args.join(" ")} failed: ${stderr}`));
         else done(stdout);
+      });
+    });
+  }
+
+  /**
+   * Runs `pulumi <args>` outside the stack (`plugin install`, `plugin ls`) with the project's environment and its
+   * own PULUMI_HOME. Returns the output; throws with it unless the command exits 0.
+   */
+  cli(args: string[]): Promise<string> {
+    return new Promise((done, fail) => {
+      execFile("pulumi", args, { cwd: this.dir, env: this.env }, (error, stdout, stderr) => {
+        this.transcript.push(`${stdout}\n${stderr}`);
+        if (error) fail(new Error(`pulumi ${args.join(" ")} failed:\n${stdout}\n${stderr}`));
+        else done(`${stdout}\n${stderr}`);
       });
     });
   }

@@ -6,10 +6,14 @@ import {
   getModuleVersionOutput,
   getPolicy,
   getPolicyOutput,
+  getPolicySet,
+  getPolicySetOutput,
   listModuleVersions,
   listModuleVersionsOutput,
   listPolicies,
   listPoliciesOutput,
+  listPolicySets,
+  listPolicySetsOutput,
 } from "../../src/index";
 import type { RunningServer } from "../../src/server/index";
 import { startSeededServer } from "../seeded-server";
@@ -143,6 +147,31 @@ describe("getPolicy", () => {
     await expect(getPolicy({ id: "pol-doesNotExist0001" }, { client })).rejects.toSatisfy(
       (error) => error instanceof TfeApiError && error.status === 404,
     );
+  });
+});
+
+describe("policy set functions", () => {
+  it("read one set by id with its policies, also in its Output form", async () => {
+    const set = await getPolicySet({ id: policySetId }, { client });
+    expect(set).toMatchObject({ id: policySetId, name: "baseline", kind: "sentinel" });
+    // Every 50th Sentinel policy joined the set: policy-000, -050, -100, -150.
+    expect(set.policyIds).toHaveLength(sentinelCount / 50);
+    expect(await resolvedValue(getPolicySetOutput({ id: pulumi.output(policySetId) }, { client }))).toEqual(set);
+  });
+
+  it("list the sets of an organization that match, by kind and by name", async () => {
+    expect((await listPolicySets({ organization }, { client })).map((set) => set.id).sort()).toEqual(
+      [opaPolicySetId, policySetId].sort(),
+    );
+    expect((await listPolicySets({ organization, kind: "opa" }, { client })).map((set) => set.id)).toEqual([
+      opaPolicySetId,
+    ]);
+    const searched = await resolvedValue(listPolicySetsOutput({ organization, search: "opa-" }, { client }));
+    expect(searched.map((set) => set.name)).toEqual(["opa-baseline"]);
+  });
+
+  it("name a misspelled argument", async () => {
+    await expect(listPolicySets({ organization, kinds: "opa" } as never, { client })).rejects.toThrow(/kinds/);
   });
 });
 

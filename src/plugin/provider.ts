@@ -1,0 +1,219 @@
+import type * as pulumi from "@pulumi/pulumi";
+import type * as pulumiProvider from "@pulumi/pulumi/provider";
+import { libraryVersion } from "../package-version";
+import type { ParameterState } from "../resources/policy-set-requests";
+import { inNamespace, type ProviderContext } from "../resources/provider-context";
+import { providers } from "../resources/providers";
+import type { ProviderType } from "../resources/shim";
+import { constructPolicyFolder } from "./construct";
+import { invokeFunction } from "./functions";
+import schemaDocument from "./schema.json";
+import { isSecretEnvelope, secret, unwrapProperties, unwrapSecrets, wrapProperties } from "./secrets";
+
+// The resources of this library served to every Pulumi language: the plugin `pulumi-resource-tfegov` answers the
+// engine's calls with the very providers the Node.js dynamic resources use (their checks, diffs, guard, requests and
+// messages), under type tokens of its own package. What is particular to a plugin lives here: the type tokens, the
+// configuration under the `tfegov` namespace, secrets and URNs across the boundary, and messages that name the
+// namespace the program used.
+
+/** The package: `pulumi-resource-tfegov`, resources `tfegov:index:<Type>`. `tfe` is the bridged Terraform provider's. */
+export const packageName = "tfegov";
+
+const resourceTypes: Readonly<Record<string, ProviderType>> = {
+  [`${packageName}:index:Policy`]: "Policy",
+  [`${packageName}:index:PolicySet`]: "PolicySet",
+  [`${packageName}:index:ModuleVersionDeprecation`]: "ModuleVersionDeprecation",
+  // A PolicyFolder's manifest, registered by the component itself: not in the schema, no SDK declares it.
+  [`${packageName}:index:PolicyFolderManifest`]: "PolicyFolderManifest",
+};
+
+type Provider = pulumi.dynamic.ResourceProvider & { context: ProviderContext };
+
+/** The type of `urn` (`urn:pulumi:stack::project::parent$type::name`), and its provider. */
+function providerOf(urn: string): { type: ProviderType; provider: Provider } {
+  const qualified = urn.split("::")[2] ?? "";
+  const token = qualified.split("$").pop() ?? "";
+  const type = resourceTypes[token];
+  if (!type) throw new Error(`${token || urn} is no resource of the ${packageName} package`);
+  return { type, provider: providers[type] };
+}
+
+/** The schema the plugin serves, as generated from the resources' property tables (`npm run generate:schema`). */
+export function pluginSchema(): string {
+  return JSON.stringify(schemaDocument);
+}
+
+/**
+ * A PolicySet's parameters as the program wrote them, `{ key: value }` with each value a secret or not, as the
+ * provider takes them: `{ key: { value, sensitive } }`, a secret value sent as sensitive (as a Node.js program's).
+ */
+function parametersFromProgram(parameters: unknown): unknown {
+  if (parameters === undefined || parameters === null || typeof parameters !== "object") return parameters;
+  const allSecret = isSecretEnvelope(parameters);
+  const entries = allSecret ? (parameters as { value: unknown }).value : parameters;
+  if (typeof entries !== "object" || entries === null) return parameters;
+  return Object.fromEntries(
+    Object.entries(entries).map(([key, value]) => {
+      const { plain, secret: isSecret } = unwrapSecrets(value);
+      return [key, { value: plain, sensitive: allSecret || isSecret }];
+    }),
+  );
+}
+
+/** State's parameters with each sensitive entry a secret: only its own value is hidden, in state and in a diff. */
+function parametersAsSecrets(parameters: unknown): unknown {
+  if (typeof parameters !== "object" || parameters === null) return parameters;
+  return Object.fromEntries(
+    Object.entries(parameters as Record<string, ParameterState>).map(([key, entry]) => [
+      key,
+      entry?.sensitive ? secret(entry) : entry,
+    ]),
+  );
+}
+
+export class GovernanceProvider implements pulumiProvider.Provider {
+  readonly version = libraryVersion;
+  readonly schema = pluginSchema();
+
+  /** The provider's configuration (`tfegov:*`, or an explicit provider's arguments), given to every provider. */
+  configure(config: Record<string, unknown>): void {
+    const plain = unwrapSecrets(config).plain as Record<string, unknown>;
+    const get = (key: string) => {
+      const value = plain[key] ?? plain[`${packageName}:${key}`];
+      return value === undefined || value === null ? undefined : String(value);
+    };
+    for (const provider of Object.values(providers)) provider.context.configureFrom(get, packageName);
+  }
+
+  async check(urn: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const { type, provider } = providerOf(urn);
+    const { plain, secretNames } = unwrapProperties(news);
+    const given = this.withDefaults(type, urn, plain, news);
+    const result = await guarded(() =>
+      (provider.check as NonNullable<Provider["check"]>)(unwrapSecrets(olds).plain as object, given),
+    );
+    const inputs = result.inputs as Record<string, unknown>;
+    return {
+      inputs: this.forState(type, inputs, secretNames),
+      failures: (result.failures ?? []).map((failure) => ({
+        property: failure.property,
+        reason: inNamespace(failure.reason, packageName),
+      })),
+    };
+  }
+
+  async diff(id: string, urn: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const { provider } = providerOf(urn);
+    const plainNews = { ...(unwrapSecrets(news).plain as Record<string, unknown>), __urn: urn };
+    return guarded(() => (provider.diff as NonNullable<Provider["diff"]>)(id, unwrapSecrets(olds).plain, plainNews));
+  }
+
+  async create(urn: string, inputs: Record<string, unknown>) {
+    const { type, provider } = providerOf(urn);
+    const { plain, secretNames } = unwrapProperties(inputs);
+    const result = await guarded(() => provider.create({ ...plain, __urn: urn }));
+    return { id: result.id, outs: this.forState(type, result.outs as Record<string, unknown>, secretNames) };
+  }
+
+  async read(id: string, urn: string, props?: Record<string, unknown>) {
+    const { type, provider } = providerOf(urn);
+    const { plain, secretNames } = unwrapProperties(props ?? {});
+    const result = await guarded(() =>
+      (provider.read as NonNullable<Provider["read"]>)(id, { ...plain, ...(plain.__urn ? {} : { __urn: urn }) }),
+    );
+    // Gone: no id, which drops the resource from state (and tells `pulumi import` it does not exist).
+    if (!result.props) return { id: undefined as unknown as string, props: {} };
+    return {
+      id: result.id ?? id,
+      props: this.forState(type, result.props as Record<string, unknown>, secretNames),
+      inputs: result.inputs && this.forState(type, result.inputs as Record<string, unknown>, secretNames),
+    };
+  }
+
+  async update(id: string, urn: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const { type, provider } = providerOf(urn);
+    const { plain, secretNames } = unwrapProperties(news);
+    const result = await guarded(() =>
+      (provider.update as NonNullable<Provider["update"]>)(id, unwrapSecrets(olds).plain, { ...plain, __urn: urn }),
+    );
+    return { outs: this.forState(type, (result.outs ?? {}) as Record<string, unknown>, secretNames) };
+  }
+
+  async delete(id: string, urn: string, props: Record<string, unknown>) {
+    const { provider } = providerOf(urn);
+    // A provider with no delete (a folder's manifest, which holds nothing on the service) has nothing to remove.
+    if (!provider.delete) return;
+    await guarded(() => (provider.delete as NonNullable<Provider["delete"]>)(id, unwrapSecrets(props).plain));
+  }
+
+  async construct(
+    name: string,
+    type: string,
+    inputs: pulumi.Inputs,
+    options: pulumi.ComponentResourceOptions,
+  ): Promise<pulumiProvider.ConstructResult> {
+    if (type !== `${packageName}:index:PolicyFolder`) throw new Error(`${type} is no component of ${packageName}`);
+    return constructPolicyFolder(name, inputs, options);
+  }
+
+  async invoke(token: string, inputs: Record<string, unknown>): Promise<pulumiProvider.InvokeResult> {
+    const context = providers.Policy.context;
+    return guarded(async () => ({
+      outputs: await invokeFunction(token, unwrapSecrets(inputs).plain as Record<string, unknown>, context),
+    }));
+  }
+
+  /**
+   * What a program of another language leaves to the provider: the organization (`tfegov:organization`, then
+   * `TFE_ORGANIZATION`), the name (the resource's name), a PolicySet's parameters with their sensitivity; and the
+   * URN, for warnings to show under the resource.
+   */
+  private withDefaults(
+    type: ProviderType,
+    urn: string,
+    plain: Record<string, unknown>,
+    given: Record<string, unknown>,
+  ): Record<string, unknown> {
+    const withDefaults: Record<string, unknown> = { ...plain, __urn: urn };
+    if (type !== "PolicyFolderManifest") {
+      withDefaults.organization ??= providers[type].context.defaultOrganization;
+    }
+    if (type === "Policy" || type === "PolicySet") withDefaults.name ??= urn.split("::").pop();
+    if (type === "PolicySet" && given.parameters !== undefined) {
+      withDefaults.parameters = parametersFromProgram(given.parameters);
+    }
+    return withDefaults;
+  }
+
+  /**
+   * What goes back to the engine for the state: no internal URN, each property that came as a secret a secret again,
+   * and a PolicySet's sensitive parameters each a secret of its own.
+   */
+  private forState(type: ProviderType, properties: Record<string, unknown>, secretNames: ReadonlySet<string>) {
+    const { __urn: _urn, ...rest } = properties;
+    const names = new Set(secretNames);
+    names.delete("parameters");
+    const wrapped = wrapProperties(rest, names);
+    // A sensitive parameter is a secret of its own: the value in the inputs (which create and update send), its hash
+    // in the outputs, encrypted in state either way.
+    if (type === "PolicySet" && rest.parameters !== undefined)
+      wrapped.parameters = parametersAsSecrets(rest.parameters);
+    return wrapped;
+  }
+}
+
+/** A provider's failure with the messages naming this package's settings (`tfegov:token`, not `tfe:token`). */
+async function guarded<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof Error) {
+      error.message = inNamespace(error.message, packageName);
+      const partial = error as Error & { reasons?: unknown };
+      if (Array.isArray(partial.reasons)) {
+        partial.reasons = partial.reasons.map((reason) => inNamespace(String(reason), packageName));
+      }
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,58 @@
+// The settings of the providers, once: `tfe:<key>` in a Node.js program's stack config, `tfegov:<key>` (or an
+// explicit provider's arguments) for the plugin that serves other languages. The plugin's schema (its config and
+// its Provider resource), its CheckConfig and the messages that name a setting take them from here.
+
+interface Setting {
+  /** The setting's type in the schema: what a typed SDK takes (stack config gives every value as text). */
+  type: "string" | "boolean" | "integer" | "number";
+  description: string;
+  secret?: true;
+}
+
+export const providerSettings = {
+  address: {
+    type: "string",
+    description:
+      "Base URL of the service, e.g. https://tfe.example.com; default https://app.terraform.io (or TFE_ADDRESS).",
+  },
+  hostname: { type: "string", description: "Host name instead of an address (https:// is added), or TFE_HOSTNAME." },
+  token: {
+    type: "string",
+    secret: true,
+    description:
+      "API token that may manage policies (and modules); else TFE_TOKEN, then the credentials file terraform login writes.",
+  },
+  organization: { type: "string", description: "Default organization of the resources, or TFE_ORGANIZATION." },
+  caCertificate: {
+    type: "string",
+    description: "A CA certificate to trust besides Node's own: a PEM file path or PEM text.",
+  },
+  timeoutMs: { type: "integer", description: "Time one request attempt may take, in milliseconds; default 30000." },
+  maxRetries: {
+    type: "integer",
+    description: "Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.",
+  },
+  retryMaxElapsedMs: {
+    type: "integer",
+    description: "No retry starts once this many milliseconds have passed since the first attempt; default 60000.",
+  },
+  requestsPerSecond: { type: "number", description: "A cap on the pace, below the one the service advertises." },
+  allowWeakening: {
+    type: "boolean",
+    description: "true: changes that weaken governance pass preview for the whole stack, with a warning.",
+  },
+  verifyCodeOnRefresh: { type: "boolean", description: "true: every refresh downloads every policy's code." },
+  requireCodeChecks: {
+    type: "boolean",
+    description: "true: a missing checker (no opa on PATH) fails preview instead of warning.",
+  },
+} as const satisfies Record<string, Setting>;
+
+export const settingKeys = Object.keys(providerSettings) as (keyof typeof providerSettings)[];
+
+const settingPattern = new RegExp(`\\btfe:(${settingKeys.join("|")})\\b`, "g");
+
+/** `text` with each setting named under `namespace` (`tfegov:token` where the program used the plugin's). */
+export function inNamespace(text: string, namespace: string): string {
+  return namespace === "tfe" ? text : text.replace(settingPattern, `${namespace}:$1`);
+}
