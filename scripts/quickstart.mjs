@@ -1,7 +1,8 @@
 // Drives the quickstart: local server in this process, the real `pulumi` CLI as a child process, on the quickstart
-// program (Pulumi.yaml) and then the policy-folder program (examples/policy-folders/Pulumi.yaml).
-import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+// program (Pulumi.yaml), the policy-folder program (examples/policy-folders/Pulumi.yaml), and the YAML program
+// (examples/yaml/Pulumi.yaml) through the plugin for other languages.
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { TfeClient } from "pulumi-tfe-governance/client";
 import { startServer } from "pulumi-tfe-governance/server";
@@ -53,12 +54,12 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
   });
 }
 
-function pulumi(args, { quiet = false, cwd = root } = {}) {
+function pulumi(args, { quiet = false, cwd = root, extraEnv = {} } = {}) {
   if (stopSignal) return Promise.reject(new Error(`stopped by ${stopSignal}`));
   return new Promise((resolveRun, reject) => {
     const child = spawn("pulumi", [...args, "--non-interactive"], {
       cwd,
-      env,
+      env: { ...env, ...extraEnv },
       detached: true,
       stdio: ["ignore", quiet ? "pipe" : "inherit", quiet ? "pipe" : "inherit"],
     });
@@ -74,6 +75,34 @@ function pulumi(args, { quiet = false, cwd = root } = {}) {
   });
 }
 
+/**
+ * The plugin `pulumi-resource-tfegov`, installed as a user installs it (`pulumi plugin install ... -f <tarball>`) into
+ * a Pulumi home of the quickstart's own, from the tarball `npm run package`'s script makes of this build. Made again
+ * only when the build changed since, so a second quickstart installs nothing.
+ */
+async function installPlugin() {
+  const artifacts = join(dataDir, "artifacts");
+  const version = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version;
+  const build = readdirSync(join(root, "dist"), { recursive: true })
+    .map((file) => {
+      const stat = statSync(join(root, "dist", file));
+      return `${file}:${stat.size}:${stat.mtimeMs}`;
+    })
+    .join("\n");
+  const stamp = join(artifacts, "build.txt");
+  const home = join(dataDir, "pulumi-home");
+  if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== build || !existsSync(join(home, "plugins"))) {
+    execFileSync(process.execPath, [join(root, "scripts", "package-plugin.mjs"), artifacts], { stdio: "ignore" });
+    const tarball = join(artifacts, `pulumi-resource-tfegov-v${version}.tar.gz`);
+    await pulumi(["plugin", "install", "resource", "tfegov", version, "-f", tarball, "--reinstall"], {
+      quiet: true,
+      extraEnv: { PULUMI_HOME: home },
+    });
+    writeFileSync(stamp, build);
+  }
+  return home;
+}
+
 function quoted(text) {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
@@ -85,7 +114,7 @@ function closingLines() {
   const state = join(dataDir, "pulumi-state");
   return [
     "",
-    `The local server's data is in ${data}, the state of both programs' stack "${stack}" in ${shown(state)}.`,
+    `The local server's data is in ${data}, the state of the programs' stack "${stack}" in ${shown(state)}.`,
     "Run the quickstart again: nothing changes. To preview, check for drift, fix it and destroy, in this directory:",
     "",
     ...[
@@ -104,6 +133,9 @@ function closingLines() {
     "",
     "The drift check (the second preview) fails when the service was changed outside Pulumi; `up --refresh` puts",
     "the program's values back; `destroy` deletes what the program made (examples/policy-folders has its own).",
+    `examples/yaml runs through the plugin installed in ${shown(join(dataDir, "pulumi-home"))}: with PULUMI_HOME set to`,
+    'it, the same commands work there (pulumi -C examples/yaml preview). Other languages: README.md, "From Python,',
+    'YAML, Go or C#".',
     'Against HCP Terraform: README.md, "Use it in your project".',
   ].join("\n");
 }
@@ -123,6 +155,11 @@ try {
   const policyFolders = join(root, "examples", "policy-folders");
   await pulumi(["stack", "select", "--create", stack], { quiet: true, cwd: policyFolders });
   await pulumi(["up", "--yes", "--stack", stack, ...process.argv.slice(2)], { cwd: policyFolders });
+
+  console.log("\nThe YAML program, examples/yaml (the same resources through the tfegov plugin):\n");
+  const yaml = { cwd: join(root, "examples", "yaml"), extraEnv: { PULUMI_HOME: await installPlugin() } };
+  await pulumi(["stack", "select", "--create", stack], { ...yaml, quiet: true });
+  await pulumi(["up", "--yes", "--stack", stack, ...process.argv.slice(2)], yaml);
 
   const client = new TfeClient({ address: server.url, token, rateLimit: false });
   console.log("\nWhat the local server now holds for organization acme:");

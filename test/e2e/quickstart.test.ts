@@ -11,10 +11,10 @@ import { engineLogArgs, launchedLanguageHost, splitEngineLog } from "./language-
 const run = promisify(execFile);
 
 // README's main-job command, from scratch, to the end: the local server, `pulumi up` of the top-level Pulumi.yaml
-// (the quickstart program) and of examples/policy-folders, and the report of what the server holds. Run again on the
+// (the quickstart program), of examples/policy-folders and of examples/yaml (through the plugin), and the report of what the server holds. Run again on the
 // same data, it changes nothing, and deletes nothing: a program entry point resolved to anything but the program's
 // index.ts would register no resource and so delete them all.
-it("npm run quickstart creates both programs' policies and the deprecation, then changes nothing twice", async () => {
+it("npm run quickstart creates the three programs' policies and the deprecation, then changes nothing twice", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "quickstart-"));
   const options = {
     cwd: resolve(__dirname, "..", ".."),
@@ -27,9 +27,15 @@ it("npm run quickstart creates both programs' policies and the deprecation, then
     expect(host?.mainPackage).toMatch(/pulumi-language-nodejs/);
     // The quickstart's update, then the policy-folder program's, then the report and the closing lines.
     const [quickstartUp = "", rest = ""] = stdout.split("The policy-folder program");
-    const [policyFoldersUp = "", report = ""] = rest.split("What the local server now holds");
-    expect(`${quickstartUp}${policyFoldersUp}`).not.toMatch(/delet/i);
-    return { quickstartUp, policyFoldersUp, report };
+    const [policyFoldersUp = "", yamlRest = ""] = rest.split("The YAML program");
+    const [yamlOutput = "", report = ""] = yamlRest.split("What the local server now holds");
+    // Under -v=9 the YAML host's own log lines reach stdout as the stack's diagnostics: not what the up did.
+    const yamlUp = yamlOutput
+      .split("\n")
+      .filter((line) => !/[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ /.test(line))
+      .join("\n");
+    expect(`${quickstartUp}${policyFoldersUp}${yamlUp}`).not.toMatch(/delet/i);
+    return { quickstartUp, policyFoldersUp, yamlUp, report };
   };
   try {
     const first = await quickstart();
@@ -38,6 +44,10 @@ it("npm run quickstart creates both programs' policies and the deprecation, then
     // Two components and their four policies.
     // Two folders: 2 components, their 2 manifests, 4 policies, and the stack.
     expect(first.policyFoldersUp).toMatch(/\+ 9 created/);
+    // The YAML program through the plugin: a policy, the set that holds it, and the stack.
+    expect(first.yamlUp).toMatch(/\+ 3 created/);
+    expect(first.yamlUp).toMatch(/vpcVersions/);
+    expect(first.report).toMatch(/policy require-owner\s+sentinel hard-mandatory\s+\d+ bytes of code, in 1 policy set/);
     expect(first.report).toMatch(/policy require-tags\s+sentinel soft-mandatory\s+\d+ bytes of code, in 1 policy set/);
     expect(first.report).toMatch(/policy restrict-instance-types\s+sentinel hard-mandatory/);
     expect(first.report).toMatch(/policy deny-public-buckets\s+opa\s+mandatory/);
@@ -58,7 +68,8 @@ it("npm run quickstart creates both programs' policies and the deprecation, then
     for (const again of [second, third]) {
       expect(again.quickstartUp).toMatch(/^\s+8 unchanged$/m);
       expect(again.policyFoldersUp).toMatch(/^\s+9 unchanged$/m);
-      for (const up of [again.quickstartUp, again.policyFoldersUp]) {
+      expect(again.yamlUp).toMatch(/^\s+3 unchanged$/m);
+      for (const up of [again.quickstartUp, again.policyFoldersUp, again.yamlUp]) {
         expect(up).not.toMatch(/created|updated|replaced/);
       }
       expect(again.report).toMatch(/policy require-tags\s+sentinel soft-mandatory/);

@@ -1,4 +1,12 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TfeClient } from "../../src/client";
+import type { RunningServer } from "../../src/server";
+import { startSeededServer } from "../seeded-server";
+import { installPlugin } from "./plugin-artifacts";
 import { describePluginLoop, loopAccount, type ProgramOptions } from "./plugin-loop";
+import { PulumiProject } from "./pulumi-project";
+import { policiesOnService } from "./service-and-state";
+import { scanForTokens } from "./token-scan";
 
 // A Pulumi YAML program, run by Pulumi's YAML language host (v1.25.0, from the Go module proxy).
 
@@ -64,4 +72,101 @@ describePluginLoop({
   program: (options) => ({ "Pulumi.yaml": program(options) }),
   importCode: { file: "imported.yaml", type: /type: tfegov:(index:)?Policy\n/ },
   typoMessage: /enforcmentLevel/,
+});
+
+describe("a YAML program's explicit tfegov provider and its stack settings", () => {
+  const organization = "acme";
+  const token = "yaml-explicit-provider-token-01234";
+  let server: RunningServer;
+  let client: TfeClient;
+  let project: PulumiProject;
+
+  const explicitProgram = (options: { level: string; allowWeakening: boolean }) => `name: tfegov-provider
+runtime: yaml
+config:
+  tfeAddress:
+    type: string
+  tfeToken:
+    type: string
+    secret: true
+resources:
+  governance:
+    type: pulumi:providers:tfegov
+    properties:
+      address: \${tfeAddress}
+      organization: ${organization}
+      token: \${tfeToken}
+      allowWeakening: ${options.allowWeakening}
+  guard:
+    type: tfegov:index:Policy
+    properties:
+      code: "main = rule { true }\\n"
+      enforcementLevel: ${options.level}
+    options:
+      provider: \${governance}
+  defaulted:
+    type: tfegov:index:Policy
+    properties:
+      code: "main = rule { true }\\n"
+`;
+
+  beforeAll(async () => {
+    server = await startSeededServer({ organization, token });
+    client = new TfeClient({ address: server.url, token, rateLimit: false });
+    project = await PulumiProject.create({
+      name: "tfegov-provider",
+      nodeModules: "own",
+      files: { "Pulumi.yaml": explicitProgram({ level: "hard-mandatory", allowWeakening: false }) },
+      config: {
+        "tfegov-provider:tfeAddress": server.url,
+        "tfegov:address": server.url,
+        "tfegov:organization": organization,
+      },
+      secrets: { "tfegov-provider:tfeToken": token, "tfegov:token": token },
+      engineLog: false,
+    });
+    await installPlugin(project);
+  }, 240_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+    await project?.dispose();
+  });
+
+  const levelOf = async (name: string) =>
+    (await policiesOnService(client, organization)).find((policy) => policy.name === name)?.enforcementLevel;
+
+  it("deploys through the explicit provider's arguments, its token encrypted", async () => {
+    await project.up();
+    expect(await levelOf("guard")).toBe("hard-mandatory");
+    expect(await levelOf("defaulted")).toBe("soft-mandatory");
+    expect((await scanForTokens([token], project, [server])).hits).toEqual([]);
+  }, 240_000);
+
+  it("takes allowWeakening from the explicit provider", async () => {
+    await project.writeFile("Pulumi.yaml", explicitProgram({ level: "advisory", allowWeakening: false }));
+    const refused = await project.run(["preview"], { allowFailure: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toContain('policy "guard" weakens governance');
+
+    await project.writeFile("Pulumi.yaml", explicitProgram({ level: "advisory", allowWeakening: true }));
+    const allowed = await project.run(["up", "--yes", "--skip-preview"]);
+    expect(allowed.output).toMatch(/allowed by .*allowWeakening/);
+    expect(await levelOf("guard")).toBe("advisory");
+  }, 240_000);
+
+  it("names a misspelled stack setting, with the one meant, before any request", async () => {
+    await project.run(["config", "set", "tfegov:organisation", organization]);
+    const before = server.requestLog.entries().length;
+    const refused = await project.run(["preview"], { allowFailure: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toContain(
+      "tfegov:organisation is no setting of this provider: did you mean tfegov:organization?",
+    );
+    expect(server.requestLog.entries().length).toBe(before);
+    await project.run(["config", "rm", "tfegov:organisation"]);
+    await project.run(["destroy", "--yes", "--skip-preview"]);
+    expect(await policiesOnService(client, organization)).toEqual([]);
+  }, 240_000);
 });

@@ -1,0 +1,272 @@
+// The plugin for other languages, measured as users run it (installed from the tarball `npm run package` makes):
+//   1. its start-up, from spawn to the port on stdout (the engine starts it two or three times per command), with
+//      Node's compile cache cold (NODE_DISABLE_COMPILE_CACHE=1) and warm, next to `node -e ""` alone;
+//   2. up / preview / refresh / destroy of the same 50 policies from a YAML program through the plugin and from a
+//      JavaScript program on the dynamic providers, interleaved operation by operation, several runs, medians;
+//   3. the plugin process's peak memory during a YAML `up` of 200 policies, next to the dynamic provider's.
+// Writes bench/results/plugin.md. Nothing is asserted.
+//
+//   npm run bench:plugin                 # 10 start-ups each, 3 runs of each operation (about five minutes)
+//   BENCH_RUNS=1 npm run bench:plugin
+import { execFile, spawn } from "node:child_process";
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { benchDir, repoRoot, resultsDir, startServer } from "./engine/settings.mts";
+
+// The built client, as the benchmark's server; typed from the source so typechecking needs no build.
+const distClient = "../dist/client/index.js";
+const { TfeClient } = (await import(distClient)) as typeof import("../src/client/index.js");
+
+const run = promisify(execFile);
+const runs = Number(process.env.BENCH_RUNS ?? 3);
+const startups = Number(process.env.BENCH_STARTUPS ?? 10);
+// One organization each: the programs are interleaved, and both declare the same 50 names.
+const organizations = { yaml: "bench-yaml", javascript: "bench-javascript" } as const;
+const token = "bench-plugin-token.atlasv1.0123456789";
+const operations = ["up", "preview", "refresh", "destroy"] as const;
+type Operation = (typeof operations)[number];
+const commands: Record<Operation, string[]> = {
+  up: ["up", "--yes", "--skip-preview"],
+  preview: ["preview", "--expect-no-changes"],
+  refresh: ["refresh", "--yes", "--skip-preview", "--expect-no-changes"],
+  destroy: ["destroy", "--yes", "--skip-preview"],
+};
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+};
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+const root = await mkdtemp(join(tmpdir(), "bench-plugin-"));
+const peakDir = join(root, "peak-memory");
+await mkdir(peakDir);
+
+/** Spawns `command` and resolves with the milliseconds until its first line on stdout; then kills it. */
+function timeToFirstLine(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.once("data", () => {
+      resolve(performance.now() - started);
+      child.kill("SIGKILL");
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => code !== null && code !== 0 && reject(new Error(`${command} exited ${code}`)));
+  });
+}
+
+class Project {
+  readonly dir: string;
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(dir: string, env: NodeJS.ProcessEnv) {
+    this.dir = dir;
+    this.env = env;
+  }
+
+  static async create(name: string, files: Record<string, string>, config: Record<string, string>, env = {}) {
+    const dir = join(root, name);
+    await mkdir(join(dir, ".state"), { recursive: true });
+    for (const [path, content] of Object.entries(files)) await writeFile(join(dir, path), content);
+    const project = new Project(dir, {
+      ...process.env,
+      PULUMI_BACKEND_URL: `file://${join(dir, ".state")}`,
+      PULUMI_CONFIG_PASSPHRASE: "bench",
+      PULUMI_HOME: join(dir, ".pulumi-home"),
+      BENCH_PEAK_MEMORY_DIR: peakDir,
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --require ${join(benchDir, "peak-memory.cjs")}`.trim(),
+      ...env,
+    });
+    await project.pulumi(["stack", "init", "bench"]);
+    for (const [key, value] of Object.entries(config)) {
+      await project.pulumi(["config", "set", ...(key.endsWith(":token") ? ["--secret"] : []), key, value]);
+    }
+    return project;
+  }
+
+  async pulumi(args: string[]): Promise<number> {
+    const started = performance.now();
+    await run("pulumi", [...args, "--non-interactive"], { cwd: this.dir, env: this.env, maxBuffer: 64 << 20 });
+    return performance.now() - started;
+  }
+}
+
+const code = (index: number) => `# policy ${index}\nmain = rule { true }\n`;
+const yamlProgram = (count: number) =>
+  [
+    "name: bench-yaml",
+    "runtime: yaml",
+    "resources:",
+    ...Array.from({ length: count }, (_, index) =>
+      [
+        `  p${index}:`,
+        "    type: tfegov:index:Policy",
+        "    properties:",
+        `      code: ${JSON.stringify(code(index))}`,
+        "      enforcementLevel: soft-mandatory",
+      ].join("\n"),
+    ),
+    "",
+  ].join("\n");
+const javascriptProgram = (count: number) =>
+  [
+    'const { Policy } = require("pulumi-tfe-governance");',
+    `for (let index = 0; index < ${count}; index++) {`,
+    '  new Policy("p" + index, { code: "# policy " + index + "\\nmain = rule { true }\\n", enforcementLevel: "soft-mandatory" });',
+    "}",
+    "",
+  ].join("\n");
+
+/** The highest peak RSS recorded by a process whose entry matched, since the last call. */
+async function takePeak(): Promise<number | null> {
+  let peak: number | null = null;
+  for (const file of await readdir(peakDir)) {
+    const bytes = Number(await readFile(join(peakDir, file), "utf8"));
+    peak = Math.max(peak ?? 0, bytes);
+    await rm(join(peakDir, file));
+  }
+  return peak;
+}
+
+const server = await startServer({
+  seed: {
+    organizations: Object.values(organizations).map((name) => ({ name, plus: true })),
+    tokens: [{ token, organizations: Object.values(organizations), managePolicies: true, manageModules: true }],
+  },
+});
+try {
+  console.log("packaging the plugin (npm run package's script) ...");
+  const artifacts = join(root, "artifacts");
+  await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), artifacts], { maxBuffer: 64 << 20 });
+  const tarball = join(artifacts, (await readdir(artifacts)).find((file) => file.endsWith(".tar.gz")) as string);
+  const version = /-v(.+)\.tar\.gz$/.exec(tarball)?.[1] as string;
+
+  const yaml = await Project.create(
+    "yaml",
+    { "Pulumi.yaml": yamlProgram(50) },
+    {
+      "tfegov:address": server.url,
+      "tfegov:organization": organizations.yaml,
+      "tfegov:token": token,
+    },
+  );
+  await run("pulumi", ["plugin", "install", "resource", "tfegov", version, "-f", tarball], {
+    env: { ...process.env, PULUMI_HOME: join(yaml.dir, ".pulumi-home") },
+  });
+  const launcher = join(yaml.dir, ".pulumi-home", "plugins", `resource-tfegov-v${version}`, "pulumi-resource-tfegov");
+  const javascript = await Project.create(
+    "javascript",
+    {
+      "Pulumi.yaml": "name: bench-javascript\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n",
+      "index.js": javascriptProgram(50),
+    },
+    { "tfe:address": server.url, "tfe:organization": organizations.javascript, "tfe:token": token },
+  );
+  await symlink(join(repoRoot, "node_modules"), join(javascript.dir, "node_modules"), "dir");
+
+  // 1. Start-up.
+  const cache = join(root, "compile-cache");
+  const startupEnv = (variant: "cold" | "warm"): NodeJS.ProcessEnv => ({
+    ...process.env,
+    NODE_OPTIONS: "",
+    ...(variant === "cold" ? { NODE_DISABLE_COMPILE_CACHE: "1" } : { NODE_COMPILE_CACHE: cache }),
+  });
+  await timeToFirstLine(launcher, ["127.0.0.1:1"], startupEnv("warm")); // fills the cache
+  const startup: Record<string, number[]> = { "node -e ''": [], cold: [], warm: [] };
+  for (let index = 0; index < startups; index++) {
+    startup["node -e ''"]?.push(
+      await (async () => {
+        const started = performance.now();
+        await run(process.execPath, ["-e", ""]);
+        return performance.now() - started;
+      })(),
+    );
+    startup.cold?.push(await timeToFirstLine(launcher, ["127.0.0.1:1"], startupEnv("cold")));
+    startup.warm?.push(await timeToFirstLine(launcher, ["127.0.0.1:1"], startupEnv("warm")));
+  }
+  console.log(
+    Object.entries(startup)
+      .map(([name, values]) => `${name}: ${seconds(median(values))}`)
+      .join(", "),
+  );
+
+  // 2. YAML through the plugin against JavaScript on the dynamic providers, interleaved, the first alternating.
+  const client = new TfeClient({ address: server.url, token, rateLimit: false });
+  /** Every destroy leaves its organization empty: the next up of the same names would meet them. */
+  const leftOver = async (variant: keyof typeof organizations) => {
+    const names: string[] = [];
+    for await (const policy of client.policies.listAll(organizations[variant])) names.push(policy.name);
+    if (names.length > 0) throw new Error(`the ${variant} destroy left ${names.length} policies`);
+  };
+  await yaml.pulumi(commands.up);
+  await yaml.pulumi(commands.destroy);
+  await leftOver("yaml");
+  await javascript.pulumi(commands.up);
+  await javascript.pulumi(commands.destroy);
+  await leftOver("javascript");
+  const times: Record<"yaml" | "javascript", Record<Operation, number[]>> = {
+    yaml: { up: [], preview: [], refresh: [], destroy: [] },
+    javascript: { up: [], preview: [], refresh: [], destroy: [] },
+  };
+  for (let round = 0; round < runs; round++) {
+    for (const operation of operations) {
+      const order = round % 2 === 0 ? (["yaml", "javascript"] as const) : (["javascript", "yaml"] as const);
+      for (const variant of order) {
+        const project = variant === "yaml" ? yaml : javascript;
+        times[variant][operation].push(await project.pulumi(commands[operation]));
+        if (operation === "destroy") await leftOver(variant);
+      }
+      console.log(
+        `run ${round + 1} ${operation}: YAML ${seconds(times.yaml[operation].at(-1) as number)}, JavaScript ${seconds(times.javascript[operation].at(-1) as number)}`,
+      );
+    }
+  }
+
+  // 3. Peak memory under 200 policies.
+  await writeFile(join(yaml.dir, "Pulumi.yaml"), yamlProgram(200));
+  await writeFile(join(javascript.dir, "index.js"), javascriptProgram(200));
+  await takePeak();
+  await yaml.pulumi(commands.up);
+  const pluginPeak = await takePeak();
+  await yaml.pulumi(commands.destroy);
+  await takePeak();
+  await javascript.pulumi(commands.up);
+  const dynamicPeak = await takePeak();
+  await javascript.pulumi(commands.destroy);
+
+  const mib = (bytes: number | null) => (bytes === null ? "n/a" : `${(bytes / 1024 / 1024).toFixed(0)} MiB`);
+  const lines = [
+    `# The plugin for other languages, ${new Date().toISOString().slice(0, 10)}`,
+    "",
+    "`npm run bench:plugin`: the plugin installed from its tarball, the local server, Pulumi CLI 3.259, the YAML",
+    `host v1.25.0, Node.js ${process.version}. Medians of ${startups} start-ups and of ${runs} runs per operation.`,
+    "",
+    "| start-up, spawn to port | median |",
+    "| --- | --- |",
+    ...Object.entries(startup).map(
+      ([name, values]) =>
+        `| ${name === "cold" ? "plugin, compile cache cold" : name === "warm" ? "plugin, compile cache warm" : "`node -e ''` alone"} | ${seconds(median(values))} |`,
+    ),
+    "",
+    "| 50 policies | YAML (plugin) | JavaScript (dynamic providers) | YAML / JavaScript |",
+    "| --- | --- | --- | --- |",
+    ...operations.map((operation) => {
+      const [y, j] = [median(times.yaml[operation]), median(times.javascript[operation])];
+      return `| ${operation} | ${seconds(y)} | ${seconds(j)} | ${(y / j).toFixed(2)} |`;
+    }),
+    "",
+    `Peak RSS during \`up\` of 200 policies: the plugin ${mib(pluginPeak)}, the dynamic provider ${mib(dynamicPeak)}.`,
+    "",
+  ];
+  await writeFile(join(resultsDir, "plugin.md"), lines.join("\n"));
+  console.log(`\n${lines.join("\n")}`);
+} finally {
+  await server.close();
+  await rm(root, { recursive: true, force: true });
+}
