@@ -1,5 +1,7 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -21,14 +23,17 @@ let built: Promise<PluginArtifacts> | undefined;
 
 /**
  * What a user installs, made by the command a user (or a release) runs: `scripts/package-plugin.mjs` over the built
- * dist/, into a folder of this test process. Built once per test file.
+ * dist/ and the committed sdk/. Made once for every test file of a run that needs it: the folder is named after
+ * what it is made of, so a test file finds the one another made, and a lock lets one make it while others wait.
  */
 export function pluginArtifacts(): Promise<PluginArtifacts> {
   built ??= (async () => {
-    const folder = await mkdtemp(join(tmpdir(), "tfegov-artifacts-"));
-    await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), folder], {
-      cwd: repoRoot,
-      maxBuffer: 64 * 1024 * 1024,
+    const folder = join(tmpdir(), `tfegov-artifacts-${await sourcesDigest()}`);
+    await madeOnce(folder, async (target) => {
+      await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), target], {
+        cwd: repoRoot,
+        maxBuffer: 64 * 1024 * 1024,
+      });
     });
     const files = await readdir(folder);
     const tarball = files.find((file) => file.startsWith("pulumi-resource-tfegov-"));
@@ -38,6 +43,56 @@ export function pluginArtifacts(): Promise<PluginArtifacts> {
     return { folder, tarball: join(folder, tarball), wheel: join(folder, wheel), version };
   })();
   return built;
+}
+
+/** A digest of everything the artifacts are made of: the build, the SDKs, the packaging script, the manifest. */
+async function sourcesDigest(): Promise<string> {
+  const hash = createHash("sha256");
+  const visit = async (path: string): Promise<void> => {
+    if ((await stat(path)).isDirectory()) {
+      for (const entry of (await readdir(path)).sort()) await visit(join(path, entry));
+    } else {
+      hash.update(path).update(await readFile(path));
+    }
+  };
+  for (const path of ["dist", "sdk", "scripts/package-plugin.mjs", "package.json"]) await visit(join(repoRoot, path));
+  return hash.digest("hex").slice(0, 16);
+}
+
+/** Makes `folder` with `make` unless it exists: in a folder of its own first, then renamed, under a lock. */
+async function madeOnce(folder: string, make: (target: string) => Promise<void>): Promise<void> {
+  const lock = `${folder}.lock`;
+  for (const started = Date.now(); !existsSync(folder); ) {
+    try {
+      await mkdir(lock);
+    } catch {
+      // Another test file makes it; a lock older than ten minutes was left by a run that died.
+      const age = Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
+      if (age > 600_000) await rm(lock, { recursive: true, force: true });
+      if (Date.now() - started > 600_000) throw new Error(`waited ten minutes for ${lock}`);
+      await new Promise((done) => setTimeout(done, 500));
+      continue;
+    }
+    try {
+      if (existsSync(folder)) return;
+      await removeOlderArtifacts();
+      const partial = await mkdtemp(`${folder}-partial-`);
+      await make(partial);
+      await rename(partial, folder);
+    } finally {
+      await rm(lock, { recursive: true, force: true });
+    }
+  }
+}
+
+/** The artifacts of earlier builds, an hour old or more: 20 MB each, of no use once the build changed. */
+async function removeOlderArtifacts(): Promise<void> {
+  for (const entry of await readdir(tmpdir())) {
+    if (!/^tfegov-artifacts-[0-9a-f]{16}(-partial-.*)?$/.test(entry)) continue;
+    const path = join(tmpdir(), entry);
+    const { mtimeMs } = await stat(path);
+    if (Date.now() - mtimeMs > 3_600_000) await rm(path, { recursive: true, force: true });
+  }
 }
 
 /** Installs the plugin into the project's PULUMI_HOME as a user does: `pulumi plugin install ... -f <tarball>`. */
