@@ -6,7 +6,7 @@ import type { RegistryModuleAddress } from "../client/registry";
 import { type PolicySetKind, policySetKinds } from "../contract/policies";
 import { collectDeprecations, collectPolicies, collectPolicySets, type ProgressReporter } from "./collect";
 import { installedLibrarySpec, specIsDirectory, vendoredTarball } from "./library-spec";
-import { type ImportSource, type Layout, layouts } from "./model";
+import { type ImportSource, type Language, type Layout, languages, layouts } from "./model";
 import { planProject } from "./plan";
 import { importUsage } from "./usage";
 import { ChangedFilesError, writeProject } from "./write";
@@ -22,6 +22,8 @@ export interface ImportCommand {
   policySetIds: string[];
   modules: RegistryModuleAddress[];
   layout: Layout;
+  /** The program's language: TypeScript on this library, YAML or Python on the plugin for other languages. */
+  language: Language;
   force: boolean;
   address: string | undefined;
   hostname: string | undefined;
@@ -29,7 +31,7 @@ export interface ImportCommand {
   librarySpec: string | undefined;
   /** Names or ids of objects to leave out: policies, policy sets, deprecations (`name/provider/version`). */
   exclude: string[];
-  /** The Pulumi project's name; default `tfe-governance-<organization>-<layout>`. */
+  /** The Pulumi project's name; default `tfe-governance-<organization>-<layout>` (and `-<language>` but TypeScript). */
   project: string | undefined;
 }
 
@@ -69,6 +71,10 @@ export function parseImportArguments(args: string[], env: NodeJS.ProcessEnv): Im
   }
   const layout = values.layout as Layout;
   if (!layouts.includes(layout)) throw new UsageError(`--layout "${layout}" is not a layout: use program or folder`);
+  const language = values.language as Language;
+  if (!languages.includes(language)) {
+    throw new UsageError(`--language "${language}" is not a language the import writes: use ${languages.join(", ")}`);
+  }
   const modules = (values.module ?? []).map((text) => parseModule(text, organization));
   if (values.address !== undefined && values.hostname !== undefined) {
     throw new UsageError("--address and --hostname name the same thing: give one of them");
@@ -81,6 +87,7 @@ export function parseImportArguments(args: string[], env: NodeJS.ProcessEnv): Im
     policySetIds: values["policy-set"] ?? [],
     modules,
     layout,
+    language,
     force: values.force,
     address: values.address,
     hostname: values.hostname,
@@ -109,6 +116,7 @@ function parse(args: string[]) {
       "policy-set": { type: "string", multiple: true },
       module: { type: "string", multiple: true },
       layout: { type: "string", default: "program" },
+      language: { type: "string", default: "typescript" },
       force: { type: "boolean", default: false },
       address: { type: "string" },
       hostname: { type: "string" },
@@ -157,11 +165,13 @@ function plural(count: number, singular: string, pluralForm = `${singular}s`): s
 }
 
 /**
- * The default project name: one per organization and layout, so that two imports (of two organizations, or of both
- * layouts) on one backend never select each other's stacks.
+ * The default project name: one per organization, layout and language, so that two imports (of two organizations,
+ * of both layouts, in two languages) on one backend never select each other's stacks. TypeScript's has no suffix,
+ * as before there were other languages.
  */
-export function defaultProjectName(organization: string, layout: Layout): string {
-  return `tfe-governance-${organization}-${layout}`.replace(/[^A-Za-z0-9_.-]/g, "-");
+export function defaultProjectName(organization: string, layout: Layout, language: Language = "typescript"): string {
+  const suffix = language === "typescript" ? "" : `-${language}`;
+  return `tfe-governance-${organization}-${layout}${suffix}`.replace(/[^A-Za-z0-9_.-]/g, "-");
 }
 
 /**
@@ -214,7 +224,7 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
   });
   io.log(
     `importing organization "${command.organization}" from ${resolved.address} ` +
-      `(token from ${resolved.tokenSource}), ${command.layout} layout`,
+      `(token from ${resolved.tokenSource}), ${command.layout} layout, ${command.language}`,
   );
   const client = new TfeClient({ address: resolved.address, token: resolved.token });
   let source: Parameters<typeof planProject>[0];
@@ -243,20 +253,24 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
       policySets,
       deprecations,
       excluded: [],
-      projectName: command.project ?? defaultProjectName(command.organization, command.layout),
+      projectName: command.project ?? defaultProjectName(command.organization, command.layout, command.language),
     });
   } finally {
     await client.close();
   }
 
   const directory = resolve(command.out);
-  const installedFrom = command.librarySpec ?? installedLibrarySpec(directory);
-  const vendored = vendoredTarball(installedFrom, directory);
+  // Only a TypeScript project installs this library; the others use the plugin and its SDK.
+  const typescript = command.language === "typescript";
+  const installedFrom = typescript ? (command.librarySpec ?? installedLibrarySpec(directory)) : "";
+  const vendored = typescript ? vendoredTarball(installedFrom, directory) : undefined;
   const librarySpec = vendored?.spec ?? installedFrom;
-  const { files, report } = planProject(source, command.layout, {
-    spec: librarySpec,
-    isDirectory: specIsDirectory(librarySpec, directory),
-  });
+  const { files, report } = planProject(
+    source,
+    command.layout,
+    { spec: librarySpec, isDirectory: typescript && specIsDirectory(librarySpec, directory) },
+    command.language,
+  );
   if (vendored) files.set(vendored.path, vendored.bytes);
   const outcome = await writeProject(directory, files, {
     force: command.force,
@@ -269,7 +283,7 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
 
   const sentinel = report.policies.filter((policy) => policy.kind === "sentinel").length;
   const lines = [
-    `Imported organization "${command.organization}" into ${directory} (${command.layout} layout):`,
+    `Imported organization "${command.organization}" into ${directory} (${command.layout} layout, ${command.language}):`,
     `  ${plural(report.policies.length, "policy", "policies")} (${sentinel} Sentinel, ${report.policies.length - sentinel} OPA)`,
   ];
   lines.push(`  ${plural(report.policySets.length, "policy set")}`);
@@ -285,10 +299,17 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
   }
   lines.push(
     `  files: ${fileCounts}${outcome.removed.length > 0 ? ` (${outcome.removed.join(", ")})` : ""}`,
-    `Next: cd ${command.out} && npm install && pulumi stack init && pulumi up (README.md there says more).`,
+    `Next: cd ${command.out} && ${nextSteps[command.language]} && pulumi stack init && pulumi up (README.md there says more).`,
   );
   io.out.write(`${lines.join("\n")}\n`);
 }
+
+/** What a project of each language installs before its first command (README.md there has each step). */
+const nextSteps: Record<Language, string> = {
+  typescript: "npm install",
+  yaml: "pulumi plugin install resource tfegov <version> -f <tarball>",
+  python: "pulumi plugin install resource tfegov <version> -f <tarball> && <a virtualenv with the SDK's wheel>",
+};
 
 /** The `import` subcommand: returns the exit status. */
 export async function importMain(args: string[], io: ImportIo): Promise<number> {

@@ -65,15 +65,33 @@ export interface LibraryDependency {
   isDirectory: boolean;
 }
 
-/** The program file; Pulumi.yaml's `main` names it. */
+/** The program file of a TypeScript project; Pulumi.yaml's `main` names it. */
 export const programFile = "index.ts";
 
 export const layouts = ["program", "folder"] as const;
 export type Layout = (typeof layouts)[number];
 
+/**
+ * The language of the generated program: TypeScript on this library, or YAML and Python on the plugin for other
+ * languages (`pulumi-resource-tfegov` and its SDK).
+ */
+export const languages = ["typescript", "yaml", "python"] as const;
+export type Language = (typeof languages)[number];
+
+/** The file that holds the program in a project of `language`. */
+export function programFileOf(language: Language): string {
+  return { typescript: programFile, yaml: "Pulumi.yaml", python: "__main__.py" }[language];
+}
+
+/** The namespace of the provider's settings in stack config: the library's, or the plugin's. */
+export function settingsNamespaceOf(language: Language): "tfe" | "tfegov" {
+  return language === "typescript" ? "tfe" : "tfegov";
+}
+
 /** What the generated project holds and what had to be adjusted, for the summary and the project's README. */
 export interface ImportReport {
   layout: Layout;
+  language: Language;
   /** With the service's id, which a Terraform configuration that referenced the policy needs instead. */
   policies: { name: string; id: string; kind: PolicyKind; file: string }[];
   deprecations: { resourceName: string; moduleVersion: string }[];

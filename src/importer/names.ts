@@ -5,15 +5,17 @@
  */
 
 // Words a `const` may not be named (reserved words, strict-mode and contextual ones that would read badly), the
-// names CommonJS gives every module (TypeScript reserves them at a module's top level: TS2441), and the name the
-// generated program declares itself. Identifiers here start lowercase, so only lowercase words matter.
+// names CommonJS gives every module (TypeScript reserves them at a module's top level: TS2441), Python's keywords
+// (the same identifiers name the variables of a Python program), and the names the generated programs declare or
+// import themselves. Identifiers here start lowercase, so only lowercase words matter.
 const unusableIdentifiers = new Set(
   [
     "break case catch class const continue debugger default delete do else enum export extends false finally for",
     "function if import in instanceof new null return super switch this throw true try typeof var void while with",
     "yield let static implements interface package private protected public await arguments eval undefined",
     "require exports module",
-    "organization",
+    "and as assert async def del elif except from global is lambda nonlocal not or pass raise match case",
+    "organization config pulumi tfegov",
   ].flatMap((words) => words.split(" ")),
 );
 

@@ -1,7 +1,9 @@
 import { reasonWithoutNotice } from "../contract/module-versions";
 import { policyNamePattern } from "../contract/policies";
+import { libraryVersion } from "../package-version";
 import { regoVersionOfRuntime } from "../policy-code/rego";
 import { namesCredential } from "../resources/policy-set-arguments";
+import type { DeclaredDeprecation, DeclaredPolicy, DeclaredPolicySet, ProgramDeclared } from "./declarations";
 import { policySetsDirectory, renderFolders } from "./folder";
 import {
   codeExtension,
@@ -11,21 +13,30 @@ import {
   type ImportedPolicySet,
   type ImportReport,
   type ImportSource,
+  type Language,
   type Layout,
   type LibraryDependency,
   type UsablePolicy,
 } from "./model";
 import { camelCase, FileNameAllocator, IdentifierAllocator } from "./names";
-import { type DeclaredDeprecation, type DeclaredPolicy, type DeclaredPolicySet, renderProgramProject } from "./program";
+import { renderProgramProject } from "./program";
+import { renderPythonProject } from "./program-python";
+import { renderYamlProject } from "./program-yaml";
 import { renderReadme } from "./readme";
 
 /**
  * The project for `source`, as files in memory: nothing here touches the disk or the network, so a second run
  * against an unchanged organization yields the same bytes, and the caller can compare before writing.
  */
-export function planProject(source: ImportSource, layout: Layout, library: LibraryDependency): GeneratedProject {
+export function planProject(
+  source: ImportSource,
+  layout: Layout,
+  library: LibraryDependency,
+  language: Language = "typescript",
+): GeneratedProject {
   const report: ImportReport = {
     layout,
+    language,
     policies: [],
     policySets: [],
     deprecations: [],
@@ -42,7 +53,7 @@ export function planProject(source: ImportSource, layout: Layout, library: Libra
   const setNames = new Map(source.policySets.map((policySet) => [policySet.id, policySet.name]));
   const policySets = declarePolicySets(source.policySets, identifiers, report, layout);
   const setIdentifierOf = new Map(policySets.map((policySet) => [policySet.id, policySet.identifier]));
-  let declared: Parameters<typeof renderProgramProject>[1];
+  let declared: ProgramDeclared;
   // An OPA policy's Rego is read by the runtime of its sets: v1 only where every one of them pins OPA 1.x.
   const runtimeOf = new Map(source.policySets.map((policySet) => [policySet.id, policySet.policyToolVersion]));
   const regoVersionOf = (setIds: readonly string[]) =>
@@ -95,8 +106,13 @@ export function planProject(source: ImportSource, layout: Layout, library: Libra
     };
   }
   const deprecations = declareDeprecations(source.deprecations, identifiers, report);
-  for (const [path, text] of renderProgramProject(source, declared, deprecations, library))
-    files.set(path, Buffer.from(text));
+  const project =
+    language === "yaml"
+      ? renderYamlProject(source, declared, deprecations)
+      : language === "python"
+        ? renderPythonProject(source, declared, deprecations, libraryVersion)
+        : renderProgramProject(source, declared, deprecations, library);
+  for (const [path, text] of project) files.set(path, Buffer.from(text));
   files.set("README.md", Buffer.from(renderReadme(source, report, library)));
   return { files, report };
 }

@@ -1,4 +1,19 @@
-import { type ImportReport, type ImportSource, type LibraryDependency, programFile } from "./model";
+import { libraryVersion } from "../package-version";
+import {
+  type ImportReport,
+  type ImportSource,
+  type Language,
+  type LibraryDependency,
+  programFileOf,
+  settingsNamespaceOf,
+} from "./model";
+
+/** How a program of each language protects a resource, as the README names it. */
+const protectOption: Record<Language, string> = {
+  typescript: "{ protect: true }",
+  yaml: "protect: true",
+  python: "protect=True",
+};
 
 /** A Markdown table cell: pipes and line breaks would end the cell or the row. */
 function cell(text: string): string {
@@ -19,20 +34,21 @@ function countOf(report: ImportReport): string {
   return `${report.policies.length} ${report.policies.length === 1 ? "policy" : "policies"} (${sentinel} Sentinel, ${opa} OPA)`;
 }
 
-function credentialSteps(source: ImportSource): string[] {
+function credentialSteps(source: ImportSource, language: Language): string[] {
   const host = new URL(source.address).host;
+  const namespace = settingsNamespaceOf(language);
   return [
     "Give the program a token that may manage policies (and modules, for deprecations), in one of these ways:",
     "",
     "   ```sh",
-    "   pulumi config set --secret tfe:token <API token>   # encrypted in the stack's config",
+    `   pulumi config set --secret ${`${namespace}:token`.padEnd(10)} <API token>   # encrypted in the stack's config`,
     "   export TFE_TOKEN=<API token>                       # or in the environment",
     `   terraform login ${host.padEnd(34)} # or in Terraform's credentials file`,
     "   ```",
     "",
     source.isDefaultAddress
-      ? `   The program talks to ${source.address}; for another host set \`pulumi config set tfe:hostname <host>\`.`
-      : `   Pulumi.yaml already points the program at ${source.address} (\`tfe:address\`).`,
+      ? `   The program talks to ${source.address}; for another host set \`pulumi config set ${namespace}:hostname <host>\`.`
+      : `   Pulumi.yaml already points the program at ${source.address} (\`${namespace}:address\`).`,
   ];
 }
 
@@ -91,16 +107,17 @@ function secretSteps(report: ImportReport): string[] {
 }
 
 /** What destroy does to what this project adopted, and how to let one go. */
-function destroySection(source: ImportSource): string[] {
+function destroySection(source: ImportSource, language: Language): string[] {
+  const protect = protectOption[language];
   return [
     "",
     "## What `pulumi destroy` does here",
     "",
     "Every object this project adopted existed before it, and may be relied on by others (another stack, another",
-    "team's workspaces), so each resource is protected (`{ protect: true }`, as `pulumi import` protects what it",
+    `team's workspaces), so each resource is protected (\`${protect}\`, as \`pulumi import\` protects what it`,
     "adopts): `pulumi destroy` fails on it and deletes nothing of it. To stop managing the organization without",
     "changing the service, remove the stack's state: `pulumi stack rm --force`. To let Pulumi delete one object on",
-    "purpose, in a reviewed change: take `{ protect: true }` off its resource and run `pulumi up` (or",
+    `purpose, in a reviewed change: take \`${protect}\` off its resource and run \`pulumi up\` (or`,
     "`pulumi state unprotect '<urn>'`), then remove the resource from the program and run `pulumi up`.",
     "",
     `The project is named \`${source.projectName}\` (Pulumi.yaml): one name per organization and layout, so that`,
@@ -138,7 +155,45 @@ function policySetSection(report: ImportReport): string[] {
   ];
 }
 
+/** Step 1 of the next steps: what the program needs installed. */
+function installSteps(language: Language, library: LibraryDependency): string[] {
+  if (language === "typescript") {
+    return [
+      "1. Install the dependencies: `npm install`. pulumi-tfe-governance is on no public registry yet: `package.json`",
+      ...(library.spec.startsWith("file:vendor/")
+        ? [
+            `   installs it from \`${library.spec}\`, a copy of the tarball this import's copy came from: commit`,
+            "   `vendor/` with `package.json` and `package-lock.json`, so that `npm ci` on a fresh CI runner finds it.",
+          ]
+        : [
+            `   installs it from \`${library.spec}\`, where this import's copy came from. If that moves, point it at a`,
+            "   tarball committed in this project (`vendor/`), a git URL or your private registry: not at a path",
+            "   outside the project, which a fresh CI runner does not have.",
+          ]),
+    ];
+  }
+  const plugin = [
+    `1. Install the provider plugin, \`pulumi-resource-tfegov\`: \`npm run package\` in a clone of pulumi-tfe-governance`,
+    "   makes it (and the Python SDK) in `artifacts/`; Node.js 22.19 or newer on PATH runs it. Keep the files where a",
+    "   fresh CI runner finds them (in this repository, or your artifact store).",
+    "",
+    "   ```sh",
+    `   pulumi plugin install resource tfegov ${libraryVersion} -f pulumi-resource-tfegov-v${libraryVersion}.tar.gz`,
+  ];
+  if (language === "yaml") return [...plugin, "   ```"];
+  return [
+    ...plugin,
+    "   python3 -m venv venv && . venv/bin/activate",
+    `   pip install pulumi_tfegov-${libraryVersion}-py3-none-any.whl   # the SDK: on no package index yet`,
+    "   pip install -r requirements.txt",
+    "   ```",
+    "",
+    "   Pulumi runs the `python` it finds first on PATH: run `pulumi` with the virtualenv active.",
+  ];
+}
+
 function projectReadme(source: ImportSource, report: ImportReport, library: LibraryDependency): string[] {
+  const programFile = programFileOf(report.language);
   const deprecations = report.deprecations.length;
   const where =
     report.layout === "program"
@@ -156,20 +211,10 @@ function projectReadme(source: ImportSource, report: ImportReport, library: Libr
     "",
     "## Next steps",
     "",
-    "1. Install the dependencies: `npm install`. pulumi-tfe-governance is on no public registry yet: `package.json`",
-    ...(library.spec.startsWith("file:vendor/")
-      ? [
-          `   installs it from \`${library.spec}\`, a copy of the tarball this import's copy came from: commit`,
-          "   `vendor/` with `package.json` and `package-lock.json`, so that `npm ci` on a fresh CI runner finds it.",
-        ]
-      : [
-          `   installs it from \`${library.spec}\`, where this import's copy came from. If that moves, point it at a`,
-          "   tarball committed in this project (`vendor/`), a git URL or your private registry: not at a path",
-          "   outside the project, which a fresh CI runner does not have.",
-        ]),
+    ...installSteps(report.language, library),
     "2. Choose where Pulumi keeps the state and make a stack: `pulumi login` (or `pulumi login --local`), then",
     "   `pulumi stack init <name>`.",
-    `3. ${credentialSteps(source).join("\n")}`,
+    `3. ${credentialSteps(source, report.language).join("\n")}`,
     ...secretSteps(report),
     "4. `pulumi up`. Every resource shows as a create: each declares `adoptExisting: true`, so a policy or a set is",
     "   looked up by name and taken over as it is, and a deprecation that already holds its reason and link is taken",
@@ -180,7 +225,7 @@ function projectReadme(source: ImportSource, report: ImportReport, library: Libr
     `   their \`.hcl\` files) and \`${programFile}\`, review with \`pulumi preview\`, apply with \`pulumi up\`, and catch changes made outside`,
     "   Pulumi with `pulumi preview --refresh --expect-no-changes` (in CI, on a schedule).",
     "",
-    ...destroySection(source),
+    ...destroySection(source, report.language),
     "",
     "If Terraform's `tfe` provider managed these policies, remove them from its state before its next apply",
     "(`terraform state rm tfe_policy.<name>`), and put the ids below where its configuration referenced them:",

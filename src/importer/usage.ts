@@ -15,14 +15,17 @@ Options:
   --policy-set ID      Only this policy set, and the policies in it (repeatable: in any of them).
   --exclude NAME|ID    Leave out a policy or policy set (by name or id) or a deprecation (name/provider/version);
                        repeatable. The project's README lists what was left out and why.
-  --project NAME       The Pulumi project's name (default: tfe-governance-ORG-LAYOUT, one per organization and
-                       layout, so two imports on one backend never share stacks).
+  --project NAME       The Pulumi project's name (default: tfe-governance-ORG-LAYOUT, and -LANGUAGE but for
+                       TypeScript: one per organization, layout and language, so two imports on one backend never
+                       share stacks).
   --module NS/NAME/PROVIDER
                        Also declare the deprecated versions of this private-registry module (repeatable); NS is
                        the organization.
-  --layout LAYOUT      "program" (default): a TypeScript program with one Policy per policy. "folder": the
-                       service's policy-set folders (sentinel.hcl / policies.hcl beside the code files), named
-                       after their policy sets, and a program declaring one PolicyFolder per folder.
+  --layout LAYOUT      "program" (default): a program with one Policy per policy. "folder": the service's
+                       policy-set folders (sentinel.hcl / policies.hcl beside the code files), named after their
+                       policy sets, and a program declaring one PolicyFolder per folder.
+  --language LANGUAGE  "typescript" (default) on this library, or "yaml" or "python" on the plugin for other
+                       languages (pulumi-resource-tfegov and its SDK; README.md there says how to install them).
   --force              Overwrite files that differ from what the import writes (edited since the last run).
   --address URL        The service's address (default: TFE_ADDRESS, TFE_HOSTNAME, else https://app.terraform.io).
   --hostname HOST      The service's host name instead of an address.
