@@ -5,6 +5,14 @@ import { TfeApiError, TfeConnectionError } from "../client/errors";
 import type { PolicySet as ServicePolicySet } from "../client/policy-sets";
 import { segmentProblem } from "../contract/paths";
 import { EngineLog } from "./engine-log";
+import {
+  FailureReport,
+  type Operation,
+  quiet,
+  recordedConfigAdvice,
+  stackConfigAddresses,
+  tfeCause,
+} from "./failure-report";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
 import { inNamespace } from "./provider-settings";
 import { isUnknown } from "./unknown";
@@ -183,37 +191,33 @@ export class ProviderContext {
     this.cachedClient = client;
   }
 
+  /** Where this process's failures are said once per cause (shared by every provider of the process). */
+  failures = sharedFailureReport;
+
+  /** The Pulumi project's directory, whose stack files say the stack config of now: the provider runs there. */
+  projectDir = process.cwd();
+
   /**
-   * Appends to a failure of `read` or `delete` what to run when the token or address it used may be stale: a 401
-   * with `tfe:token` from stack config, or no connection with the address from stack config. Pulumi configures the
-   * provider of `refresh`, `destroy` and the refresh part of `preview --refresh` with the stack config it recorded
-   * at the last `up`, not with the current one (the program, which registers the provider anew, does not run), so
-   * a rotated token or a moved address takes effect there only with `--run-program`.
+   * `error` of `operation` on `what` as the engine should show it: a cause every resource meets (the service down,
+   * the token refused) in full once per run, with the advice about recorded stack config only where that can be
+   * the cause (see failure-report.ts); a later failure of the same cause as its request and a pointer.
    */
-  adviseOnRecordedConfig(error: unknown, operation: "read" | "delete"): unknown {
-    const cause = tfeCause(error);
-    if (!(error instanceof Error) || !cause || !this.stackConfig) return error;
-    let sources: ReturnType<typeof resolveClientConfig>;
-    try {
-      sources = resolveClientConfig({ stackConfig: this.stackConfig });
-    } catch {
-      return error;
-    }
-    const setting =
-      cause instanceof TfeApiError
-        ? cause.status === 401 && sources.tokenSource === "stack config tfe:token" && "tfe:token"
-        : sources.addressSource.startsWith("stack config ") && sources.addressSource.slice("stack config ".length);
-    if (!setting) return error;
-    const thisCommand =
-      operation === "read"
-        ? '"pulumi refresh --run-program" or "pulumi preview --refresh --run-program"'
-        : '"pulumi destroy --run-program"';
-    error.message +=
-      `. This used ${setting} as Pulumi recorded it at the last "pulumi up": refresh, destroy and the refresh of ` +
-      `--refresh do not run the program, so they do not read the stack config of now. If ${setting} changed since, ` +
-      `run ${thisCommand} (or set PULUMI_RUN_PROGRAM=true, as CI should); "pulumi up" or "pulumi refresh ` +
-      '--run-program" records the new value for the commands after it';
-    return error;
+  explainFailure(error: unknown, operation: Operation, what: string): unknown {
+    const settings = () => {
+      try {
+        return resolveClientConfig({ stackConfig: this.stackConfig });
+      } catch {
+        return undefined;
+      }
+    };
+    return this.failures.explain(error, what, settings, () => {
+      const cause = tfeCause(error);
+      const used = settings();
+      if (!cause || !used || !this.stackConfig) return undefined;
+      return recordedConfigAdvice(cause, used, operation, this.namespace, () =>
+        stackConfigAddresses(this.namespace, this.projectDir),
+      );
+    });
   }
 }
 
@@ -418,13 +422,8 @@ export function warnOnce(key: string, message: string): void {
   console.error(message);
 }
 
-/** The client's error behind `error`, following `cause` through the messages resources wrap around it. */
-function tfeCause(error: unknown): TfeApiError | TfeConnectionError | undefined {
-  for (let current = error; current instanceof Error; current = current.cause) {
-    if (current instanceof TfeApiError || current instanceof TfeConnectionError) return current;
-  }
-  return undefined;
-}
+/** One per process: a provider process serves one `pulumi` command, for every resource type. */
+const sharedFailureReport = new FailureReport();
 
 /** What every provider of this library starts from: its context, configured by the engine. */
 export abstract class ContextProvider {
@@ -435,22 +434,58 @@ export abstract class ContextProvider {
   }
 }
 
+/** What a failing operation was working on, for a message: the resource's id, else the name it declares. */
+function subject(type: string, id: unknown, props: unknown): string {
+  const name = (props as { name?: unknown } | undefined)?.name;
+  if (typeof id === "string" && id) return `${type} ${id}`;
+  return typeof name === "string" ? `${type} ${JSON.stringify(name)}` : type;
+}
+
 /**
- * `provider`, its `read` and `delete` failures carrying {@link ProviderContext.adviseOnRecordedConfig}: the two
- * operations `refresh` and `destroy` run with the recorded stack config.
+ * `provider`, each operation's failure told once, where it belongs ({@link ProviderContext.explainFailure} and
+ * {@link quiet}): what every provider of this library is served as.
  */
-export function withRecordedConfigAdvice<P extends ContextProvider & pulumi.dynamic.ResourceProvider>(provider: P): P {
-  const { read, delete: remove } = provider;
+export function withFailureReports<P extends ContextProvider & pulumi.dynamic.ResourceProvider>(
+  provider: P,
+  type: string,
+): P {
+  const explain = (error: unknown, operation: Operation, what: string) =>
+    quiet(provider.context.explainFailure(error, operation, what));
+  const { check, diff, create, read, update, delete: remove } = provider;
+  if (check) {
+    provider.check = (olds, news) =>
+      check.call(provider, olds, news).catch((error: unknown) => {
+        throw explain(error, "check", subject(type, undefined, news));
+      });
+  }
+  if (diff) {
+    provider.diff = (id, olds, news) =>
+      diff.call(provider, id, olds, news).catch((error: unknown) => {
+        throw explain(error, "diff", subject(type, id, news));
+      });
+  }
+  if (create) {
+    provider.create = (inputs) =>
+      create.call(provider, inputs).catch((error: unknown) => {
+        throw explain(error, "create", subject(type, undefined, inputs));
+      });
+  }
   if (read) {
     provider.read = (id, props) =>
       read.call(provider, id, props).catch((error: unknown) => {
-        throw provider.context.adviseOnRecordedConfig(error, "read");
+        throw explain(error, "read", subject(type, id, props));
+      });
+  }
+  if (update) {
+    provider.update = (id, olds, news) =>
+      update.call(provider, id, olds, news).catch((error: unknown) => {
+        throw explain(error, "update", subject(type, id, news));
       });
   }
   if (remove) {
     provider.delete = (id, props) =>
       remove.call(provider, id, props).catch((error: unknown) => {
-        throw provider.context.adviseOnRecordedConfig(error, "delete");
+        throw explain(error, "delete", subject(type, id, props));
       });
   }
   return provider;

@@ -6,28 +6,23 @@
 import "../provider-process";
 import type * as pulumi from "@pulumi/pulumi";
 import { keepCompiledCode } from "../compile-cache";
+import { silenceQuietFailures } from "./failure-report";
 import { ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";
 import { PolicyFolderManifestProvider } from "./policy-folder-manifest";
 import { PolicySetProvider } from "./policy-set";
-import { GovernanceRefusal, type ProviderContext, withRecordedConfigAdvice } from "./provider-context";
+import { type ProviderContext, withFailureReports } from "./provider-context";
 import type { ProviderType } from "./shim";
 
 export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & { context: ProviderContext }> = {
-  Policy: withRecordedConfigAdvice(new PolicyProvider()),
-  ModuleVersionDeprecation: withRecordedConfigAdvice(new ModuleVersionDeprecationProvider()),
-  PolicyFolderManifest: new PolicyFolderManifestProvider(),
-  PolicySet: withRecordedConfigAdvice(new PolicySetProvider()),
+  Policy: withFailureReports(new PolicyProvider(), "Policy"),
+  ModuleVersionDeprecation: withFailureReports(new ModuleVersionDeprecationProvider(), "ModuleVersionDeprecation"),
+  PolicyFolderManifest: withFailureReports(new PolicyFolderManifestProvider(), "PolicyFolder"),
+  PolicySet: withFailureReports(new PolicySetProvider(), "PolicySet"),
 };
 
 // Everything the provider loads up front is loaded now (undici comes with the first client, and keeps itself).
 keepCompiledCode();
 
-// The engine shows a refusal thrown from diff under its resource; the dynamic-provider host also prints every error
-// it passes on to stderr (`${error}: ${error.stack}`), which the engine shows a second time under the stack. A
-// refusal is said once, where it belongs.
-const printError = console.error.bind(console);
-console.error = (...args: unknown[]) => {
-  if (typeof args[0] === "string" && args[0].startsWith(`${GovernanceRefusal.name}: `)) return;
-  printError(...args);
-};
+// A failure is said once, under its resource: the provider host's own print of it to stderr is left out.
+silenceQuietFailures();

@@ -1,0 +1,86 @@
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningServer, startServer } from "../../src/server";
+import { PulumiProject } from "./pulumi-project";
+
+// Issue 39 item 2: what a team reads when the service is down or refuses the token. One message per cause, once
+// per run, saying what was tried and what failed; no stack trace; the advice about recorded config only when the
+// recorded setting differs from the stack's config of now.
+
+const organization = "acme";
+const token = "failure-messages-token-0123456789";
+const programSource = readFileSync(`${__dirname}/program/index.js`, "utf8");
+const spec = {
+  policies: Array.from({ length: 8 }, (_, index) => ({
+    resource: `policy-${index}`,
+    enforcementLevel: "advisory",
+    code: `main = rule { ${index} >= 0 }\n`,
+  })),
+  deprecations: [{ resource: "vpc-1-0-0", moduleName: "vpc", moduleProvider: "aws", version: "1.0.0", reason: "Old" }],
+};
+
+function serve(port = 0, accepted = token): Promise<RunningServer> {
+  return startServer({
+    port,
+    seed: {
+      organizations: [{ name: organization, plus: true }],
+      tokens: [{ token: accepted, organizations: [organization] }],
+      modules: [{ organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0"] }],
+    },
+  });
+}
+
+/** How many times `needle` occurs in `text`. */
+function count(text: string, needle: string): number {
+  return text.split(needle).length - 1;
+}
+
+describe("failure messages under the real engine", () => {
+  let server: RunningServer;
+  let project: PulumiProject;
+
+  beforeAll(async () => {
+    server = await serve();
+    project = await PulumiProject.create({
+      name: "tfe-failure-messages",
+      files: { "index.js": programSource, "spec.json": JSON.stringify(spec) },
+      config: { "tfe:organization": organization, "tfe:address": server.url },
+    });
+    await project.run(["config", "set", "--secret", "tfe:token", token]);
+    await project.up();
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.close().catch(() => undefined);
+    await project?.dispose();
+  });
+
+  it("a server that is down: the address, its source and the refusal said once; no stack trace, no advice", async () => {
+    await server.close();
+    const run = await project.run(["refresh", "--yes"], { allowFailure: true });
+    expect(run.code).not.toBe(0);
+    // Nine resources fail alike: the first says it in full (the engine shows it under the resource and again in its
+    // summary), the others name their request and point at it.
+    const full = `${server.url} (the address from stack config tfe:address) refused the connection`;
+    expect(count(run.output, full)).toBeGreaterThan(0);
+    expect(count(run.output, full)).toBeLessThanOrEqual(2);
+    expect(count(run.output, "as said in full for")).toBeGreaterThanOrEqual(8);
+    expect(run.output).not.toMatch(/\bat .*\.[jt]s:\d+/);
+    expect(run.output).not.toContain("TfeConnectionError");
+    // The stack's config holds the address Pulumi recorded: the service is down, and no setting is stale.
+    expect(run.output).not.toContain("recorded");
+  }, 120_000);
+
+  it("a token the service refuses: the 401 said once, with the recorded-token advice once", async () => {
+    server = await serve(Number(new URL(server.url).port), "another-token-0123456789");
+    const run = await project.run(["refresh", "--yes"], { allowFailure: true });
+    expect(run.code).not.toBe(0);
+    expect(count(run.output, "the token was not accepted (401)")).toBeGreaterThan(0);
+    expect(count(run.output, "the token was not accepted (401)")).toBeLessThanOrEqual(2);
+    expect(count(run.output, "tfe:token came from the stack config Pulumi recorded")).toBeLessThanOrEqual(2);
+    expect(count(run.output, "as said in full for")).toBeGreaterThanOrEqual(8);
+    expect(run.output).not.toMatch(/\bat .*\.[jt]s:\d+/);
+    expect(run.output).not.toContain("TfeApiError");
+    expect(run.output).not.toContain(token);
+  }, 120_000);
+});
