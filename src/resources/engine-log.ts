@@ -18,17 +18,26 @@ export class EngineLog {
 
   private engine: EngineConnection | null | undefined;
 
-  async warn(urn: unknown, message: string): Promise<void> {
+  warn(urn: unknown, message: string): Promise<void> {
+    return this.send(urn, message, "warning");
+  }
+
+  /** A fact under the resource that is no warning: what a diff cannot show, as a secret that changed. */
+  info(urn: unknown, message: string): Promise<void> {
+    return this.send(urn, message, "info");
+  }
+
+  private async send(urn: unknown, message: string, severity: Severity): Promise<void> {
     const engine = typeof urn === "string" && urn.startsWith("urn:pulumi:") ? this.connect() : null;
     if (engine) {
       try {
-        await engine.log(urn as string, message);
+        await engine.log(urn as string, message, severity);
         return;
       } catch {
         // The engine went away or refused: stderr still reaches the user.
       }
     }
-    console.error(`warning: ${message}`);
+    console.error(`${severity}: ${message}`);
   }
 
   close(): void {
@@ -42,8 +51,10 @@ export class EngineLog {
   }
 }
 
+type Severity = "warning" | "info";
+
 interface EngineConnection {
-  log(urn: string, message: string): Promise<void>;
+  log(urn: string, message: string, severity: Severity): Promise<void>;
   close(): void;
 }
 
@@ -61,10 +72,10 @@ function engineConnection(): EngineConnection | null {
     const messages = fromPulumi("@pulumi/pulumi/proto/engine_pb.js") as EngineMessages;
     const client = new services.EngineClient(address, grpc.credentials.createInsecure());
     return {
-      log: (urn, message) =>
+      log: (urn, message, severity) =>
         new Promise((done, fail) => {
           const request = new messages.LogRequest();
-          request.setSeverity(messages.LogSeverity.WARNING);
+          request.setSeverity(severity === "info" ? messages.LogSeverity.INFO : messages.LogSeverity.WARNING);
           request.setMessage(message);
           request.setUrn(urn);
           client.log(request, (error: Error | null) => (error ? fail(error) : done()));
@@ -92,5 +103,5 @@ interface EngineMessages {
     setMessage(message: string): void;
     setUrn(urn: string): void;
   };
-  LogSeverity: { WARNING: number };
+  LogSeverity: { WARNING: number; INFO: number };
 }

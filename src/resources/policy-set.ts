@@ -88,7 +88,10 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     const replaces = changedProperties(olds, comparable, replacingProperties);
     const updates = changedProperties(olds, comparable, updatableProperties);
     // The diff a refresh asks for, to show what changed outside, is no change to guard.
-    if (checkedThisOperation(news)) await this.guard(id, olds, news, [...replaces, ...updates]);
+    if (checkedThisOperation(news)) {
+      await this.guard(id, olds, news, [...replaces, ...updates]);
+      await this.nameChangedSecrets(olds, comparable, (news as unknown as Record<string, unknown>).__urn);
+    }
     // Names are unique in an organization: a replacement that keeps the name must delete the old one first.
     const deleteBeforeReplace =
       replaces.length > 0 && olds.name === news.name && olds.organization === news.organization;
@@ -101,6 +104,22 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       );
     }
     return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace };
+  }
+
+  /**
+   * Pulumi shows a secret as `[secret]` on both sides of a diff, so a rotated sensitive parameter would be an update
+   * with no property marked: each is named under the resource, its value never.
+   */
+  private async nameChangedSecrets(olds: PolicySetOutputs, news: { parameters?: unknown }, urn: unknown) {
+    if (isUnknown(news.parameters)) return;
+    const before = olds.parameters ?? {};
+    const after = (news.parameters ?? {}) as Record<string, ParameterState>;
+    for (const [key, parameter] of Object.entries(after)) {
+      const old = before[key];
+      if (!old || isUnknown(parameter.value) || (!old.sensitive && !parameter.sensitive)) continue;
+      if (sameValue(old, parameter)) continue;
+      await this.context.info(urn, `parameters.${key} (secret) changed`);
+    }
   }
 
   /**

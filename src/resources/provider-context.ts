@@ -119,6 +119,11 @@ export class ProviderContext {
 
   private readonly engineLog = new EngineLog();
 
+  /** A fact the engine shows under the resource, which no diff can show (a secret that changed). */
+  info(urn: unknown, message: string): Promise<void> {
+    return this.engineLog.info(urn, inNamespace(message, this.namespace));
+  }
+
   /**
    * A warning about the resource of `urn` (its inputs' `__urn`): Pulumi shows it under that resource; without a URN,
    * on stderr, where Pulumi shows it under the stack.
