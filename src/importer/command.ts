@@ -6,7 +6,7 @@ import type { RegistryModuleAddress } from "../client/registry";
 import { type PolicySetKind, policySetKinds } from "../contract/policies";
 import { collectDeprecations, collectPolicies, collectPolicySets, type ProgressReporter } from "./collect";
 import { installedLibrarySpec, specIsDirectory, vendoredTarball } from "./library-spec";
-import { type ImportSource, type Language, type Layout, languages, layouts } from "./model";
+import { type ImportSource, importedCounts, type Language, type Layout, languages, layouts, plural } from "./model";
 import { planProject } from "./plan";
 import { importUsage } from "./usage";
 import { ChangedFilesError, writeProject } from "./write";
@@ -160,10 +160,6 @@ export interface ImportIo {
   log: (line: string) => void;
 }
 
-function plural(count: number, singular: string, pluralForm = `${singular}s`): string {
-  return `${count} ${count === 1 ? singular : pluralForm}`;
-}
-
 /**
  * The default project name: one per organization, layout and language, so that two imports (of two organizations,
  * of both layouts, in two languages) on one backend never select each other's stacks. TypeScript's has no suffix,
@@ -281,13 +277,10 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
     `${outcome.unchanged.length} unchanged, ${outcome.removed.length} removed`;
   io.progress.finish("writing files", fileCounts);
 
-  const sentinel = report.policies.filter((policy) => policy.kind === "sentinel").length;
   const lines = [
     `Imported organization "${command.organization}" into ${directory} (${command.layout} layout, ${command.language}):`,
-    `  ${plural(report.policies.length, "policy", "policies")} (${sentinel} Sentinel, ${report.policies.length - sentinel} OPA)`,
+    ...importedCounts(report).map((count) => `  ${count}`),
   ];
-  lines.push(`  ${plural(report.policySets.length, "policy set")}`);
-  lines.push(`  ${plural(report.deprecations.length, "module version deprecation")}`);
   if (command.layout === "folder") lines.push(`  ${plural(report.folders.length, "folder")} under policy-sets/`);
   if (report.skipped.length > 0) {
     lines.push(`  ${plural(report.skipped.length, "object")} left out:`);

@@ -134,3 +134,17 @@ export interface GeneratedProject {
 export function codeExtension(kind: PolicyKind): string {
   return kind === "opa" ? "rego" : "sentinel";
 }
+
+export function plural(count: number, singular: string, pluralForm = `${singular}s`): string {
+  return `${count} ${count === 1 ? singular : pluralForm}`;
+}
+
+/** What an import declares, counted, as the command's summary and the project's README both say it. */
+export function importedCounts(report: ImportReport): string[] {
+  const sentinel = report.policies.filter((policy) => policy.kind === "sentinel").length;
+  return [
+    `${plural(report.policies.length, "policy", "policies")} (${sentinel} Sentinel, ${report.policies.length - sentinel} OPA)`,
+    plural(report.policySets.length, "policy set"),
+    plural(report.deprecations.length, "module version deprecation"),
+  ];
+}

@@ -2,6 +2,7 @@ import { libraryVersion } from "../package-version";
 import {
   type ImportReport,
   type ImportSource,
+  importedCounts,
   type Language,
   type LibraryDependency,
   programFileOf,
@@ -26,12 +27,6 @@ function table(header: string[], rows: string[][]): string[] {
     `| ${header.map(() => "---").join(" | ")} |`,
     ...rows.map((row) => `| ${row.map(cell).join(" | ")} |`),
   ];
-}
-
-function countOf(report: ImportReport): string {
-  const sentinel = report.policies.filter((policy) => policy.kind === "sentinel").length;
-  const opa = report.policies.length - sentinel;
-  return `${report.policies.length} ${report.policies.length === 1 ? "policy" : "policies"} (${sentinel} Sentinel, ${opa} OPA)`;
 }
 
 function credentialSteps(source: ImportSource, language: Language): string[] {
@@ -194,7 +189,6 @@ function installSteps(language: Language, library: LibraryDependency): string[] 
 
 function projectReadme(source: ImportSource, report: ImportReport, library: LibraryDependency): string[] {
   const programFile = programFileOf(report.language);
-  const deprecations = report.deprecations.length;
   const where =
     report.layout === "program"
       ? `declared in \`${programFile}\` one \`Policy\` each, with the code of each policy in \`policies/\``
@@ -205,9 +199,7 @@ function projectReadme(source: ImportSource, report: ImportReport, library: Libr
   return [
     `# Policies of organization ${source.organization}`,
     "",
-    `Written by \`tfe-governance import\` from ${source.address}: ${countOf(report)}` +
-      (deprecations > 0 ? ` and ${deprecations} module version deprecation${deprecations === 1 ? "" : "s"}` : "") +
-      `, ${where}.`,
+    `Written by \`tfe-governance import\` from ${source.address}: ${importedCounts(report).join(", ")}; the policies ${where}.`,
     "",
     "## Next steps",
     "",
@@ -255,7 +247,7 @@ function projectReadme(source: ImportSource, report: ImportReport, library: Libr
       ["policy", "id", "kind", "code"],
       report.policies.map((policy) => [policy.name, policy.id, policy.kind, policy.file]),
     ),
-    ...(deprecations > 0
+    ...(report.deprecations.length > 0
       ? [
           "",
           "## Module version deprecations",

@@ -149,6 +149,10 @@ describe("tfe-governance import", () => {
     expect(program).toContain('reason: "Use 1.1.0."');
     expect(await readFile(join(out, "Pulumi.yaml"), "utf8")).toContain(`value: "${server.url}"`);
     const readme = await readFile(join(out, "README.md"), "utf8");
+    // The summary counts what the project declares, the sets included, as the command's summary does.
+    expect(readme).toContain(
+      ": 3 policies (2 Sentinel, 1 OPA), 5 policy sets, 1 module version deprecation; the policies",
+    );
     for await (const policy of client.policies.listAll(organization, { kind: "opa" })) {
       // The id a Terraform configuration that referenced the policy needs instead (README's migration path).
       expect(readme).toContain(`| deny-public | ${policy.id} | opa | policies/deny-public.rego |`);
@@ -356,6 +360,17 @@ describe("tfe-governance import", () => {
     expect(moduleRun.status).toBe(2);
     expect(moduleRun.stderr).toMatch(/module acme\/missing\/aws failed: .*404.*check --module/);
     await expect(stat(out)).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe("docs/import.md", () => {
+  it("names every option of the command's help, and says that every adopted resource is protected", async () => {
+    const { importUsage } = await import("../../src/importer/usage");
+    const doc = await readFile(join(__dirname, "..", "..", "docs", "import.md"), "utf8");
+    const options = [...importUsage.matchAll(/^ {2}(--[a-z-]+)/gm)].map((match) => match[1]);
+    expect(options.length).toBeGreaterThan(10);
+    expect(options.filter((option) => !doc.includes(`\`${option}`))).toEqual([]);
+    expect(doc).toMatch(/every resource the program declares is `protect`ed/);
   });
 });
 
