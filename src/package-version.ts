@@ -1,5 +1,19 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 
-/** This package's version, from its package.json (beside dist/ once installed, beside src/ in a checkout). */
-export const libraryVersion: string = JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")).version;
+/** This package's root: beside dist/ once installed, beside src/ in a checkout. */
+const packageRoot = join(__dirname, "..");
+
+/** This package's version, from its package.json. */
+export const libraryVersion: string = JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")).version;
+
+/**
+ * Where a page of this package's docs is, as a message names it: the package ships docs/, so the path is one the
+ * reader can open (`node_modules/pulumi-tfe-governance/docs/ci.md` from a project's directory, `docs/ci.md` in a
+ * checkout), absolute where the package is outside the working directory.
+ */
+export function packageDoc(page: string, from = process.cwd()): string {
+  const path = join(packageRoot, "docs", page);
+  const fromHere = relative(from, path);
+  return fromHere.startsWith("..") || isAbsolute(fromHere) ? path : fromHere;
+}

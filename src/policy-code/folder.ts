@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { enforcementLevelsByKind, maxPolicyCodeBytes, type PolicyKind, policyNamePattern } from "../contract/policies";
+import { packageDoc } from "../package-version";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
 import { localSourceFile } from "./local-source";
 import { Opa, OpaError, type OpaProblem, type RegoModule, type RegoVersion } from "./opa";
@@ -118,7 +119,7 @@ export async function readPolicyFolder(
     reader.problems.push(
       `or declare the folder as a PolicySet ({ directory: ${JSON.stringify(directory)} }): it uploads the folder whole, ` +
         "as the service reads it from version control, where modules, imports, parameters, Rego shared across " +
-        "files and remote sources all work (docs/policy-sets.md)",
+        `files and remote sources all work (${packageDoc("policy-sets.md")})`,
     );
   }
   if (reader.problems.length > 0) throw new PolicyFolderError(shownConfig, reader.problems);

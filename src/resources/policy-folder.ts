@@ -1,5 +1,6 @@
 import { relative } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import { packageDoc } from "../package-version";
 import {
   type PolicyFolderContents,
   PolicyFolderError,
@@ -124,7 +125,7 @@ export async function declareFolder<P extends pulumi.Resource>(
       throw new pulumi.ResourceError(
         inNamespace(
           `${directory}: Rego was not checked: no opa binary on PATH, and tfe:requireCodeChecks (or ` +
-            "TFE_REQUIRE_CODE_CHECKS) asks for every check: install OPA (docs/ci.md shows how in CI), or set opaPath",
+            `TFE_REQUIRE_CODE_CHECKS) asks for every check: install OPA (${packageDoc("ci.md")} shows how in CI), or set opaPath`,
           namespace,
         ),
         component,

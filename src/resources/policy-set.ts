@@ -4,6 +4,7 @@ import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import type { CreatePolicySetOptions, PolicySet as ServicePolicySet } from "../client/policy-sets";
 import { cannotEvaluate, type PolicySetKind } from "../contract/policies";
+import { packageDoc } from "../package-version";
 import { packFiles } from "../policy-code/archive";
 import { type ContentBaseline, type Finding, strongerBaseline } from "./guard";
 import { declareMembership, ownerOf, twiceDeclared } from "./memberships";
@@ -380,7 +381,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       `policy set "${declared.name}" now evaluates commit ${version.commitSha} of ${declared.vcsRepo?.identifier}, ` +
         `and this stack last checked commit ${declared.checkedCommit} (vcsCheckout): a push is live as soon as the ` +
         "service reads it, before any preview here. Check the library's changes before they merge (npx " +
-        "tfe-governance check-folder, docs/policy-sets.md), and run pulumi up with the checkout at that commit to record it",
+        `tfe-governance check-folder, ${packageDoc("policy-sets.md")}), and run pulumi up with the checkout at that commit to record it`,
     );
   }
 

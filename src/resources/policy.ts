@@ -16,6 +16,7 @@ import {
   policyRuleViolations,
 } from "../contract/policies";
 import { policySetIdPattern } from "../contract/policy-sets";
+import { packageDoc } from "../package-version";
 import { Opa } from "../policy-code/opa";
 import { dialectAdvice, queryProblems, regoVersionWords } from "../policy-code/rego";
 import { decodeUtf8, sentinelPolicyProblems } from "../policy-code/sentinel";
@@ -825,7 +826,7 @@ export function nameTakenMessage(inputs: Pick<PolicyInputs, "name" | "organizati
     "resource did not create it. If the resource was renamed or moved (into or out of a component, a PolicyFolder " +
     "renamed), give it its old name with the aliases resource option; to manage that policy here, set " +
     "adoptExisting: true; if a killed pulumi up created it, run npx tfe-governance pending-creates --apply " +
-    "(docs/troubleshooting.md: After a cancelled run); else choose another name"
+    `(${packageDoc("troubleshooting.md")}: After a cancelled run); else choose another name`
   );
 }
 

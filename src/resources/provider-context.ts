@@ -4,6 +4,7 @@ import { resolveClientConfig } from "../client/config";
 import { TfeApiError, TfeConnectionError } from "../client/errors";
 import type { PolicySet as ServicePolicySet } from "../client/policy-sets";
 import { segmentProblem } from "../contract/paths";
+import { packageDoc } from "../package-version";
 import { EngineLog } from "./engine-log";
 import {
   FailureReport,
@@ -106,13 +107,13 @@ export class ProviderContext {
     if (required) {
       fail(
         `${what} was not checked: ${why}, and tfe:requireCodeChecks (or TFE_REQUIRE_CODE_CHECKS) asks for every ` +
-          "check: install OPA (docs/ci.md shows how in CI), or put it on PATH",
+          `check: install OPA (${packageDoc("ci.md")} shows how in CI), or put it on PATH`,
       );
       return;
     }
     warnOnce(
       what,
-      `warning: ${what} was not checked: ${why}. Install OPA to check it at preview (docs/ci.md), and set ` +
+      `warning: ${what} was not checked: ${why}. Install OPA to check it at preview (${packageDoc("ci.md")}), and set ` +
         "tfe:requireCodeChecks true (or TFE_REQUIRE_CODE_CHECKS=true in CI) to make a missing checker an error",
     );
   }

@@ -1,5 +1,7 @@
 // The server command's help, apart from the server so that it shows even where the server cannot load.
 
+import { packageDoc } from "../package-version";
+
 export const serverUsage = `Usage: tfe-governance-server [options]
 
 A local HCP Terraform / Terraform Enterprise API for policies and module version deprecation.
@@ -15,7 +17,7 @@ Options:
   --data FILE       SQLite file holding all data (default :memory:, lost on exit). Survives kill -9 and restarts.
                     Its directory is created if missing.
   --seed FILE       JSON seed: organizations, tokens, policySets, workspaces, projects, modules, vcsRepositories,
-                    oauthTokens, githubAppInstallations (see docs/local-server.md). Applied at every start;
+                    oauthTokens, githubAppInstallations (see ${packageDoc("local-server.md")}). Applied at every start;
                     without it an empty store gets organization "example-org" (Plus) and one random token.
                     "--seed quickstart" is the seed the package ships: what the quickstart program expects
                     (organization "acme", a token, a policy set, module acme/vpc/aws). A file named so: ./quickstart.

@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
 import { docBlocks, freshEnv, repoRoot, run, script, substitute, succeeds } from "./doc-recipes";
@@ -64,7 +64,35 @@ describe('README\'s "Use it in your project", outside the repository', () => {
         "package/examples/quickstart/seed.json",
       ]),
     );
-    expect(listing.filter((path) => /\.map$|^package\/(src|test|bench|scripts|docs)\//.test(path))).toEqual([]);
+    expect(
+      listing.filter((path) => /\.map$|^package\/(src|test|scripts)\/|^package\/bench\/[^/]+$/.test(path)),
+    ).toEqual([]);
+    // What README and docs/ link to is in the tarball: every relative link of a shipped page resolves in it.
+    const pages = listing.filter((path) => /^package\/(README\.md|docs\/[^/]+\.md)$/.test(path));
+    expect(pages.length).toBeGreaterThan(10);
+    const shipped = new Set(listing.map((path) => path.replace(/\/$/, "")));
+    const folders = new Set(
+      listing.flatMap((path) =>
+        path
+          .split("/")
+          .slice(0, -1)
+          .map((_, i, parts) => parts.slice(0, i + 1).join("/")),
+      ),
+    );
+    const broken: string[] = [];
+    for (const page of pages) {
+      const text = execFileSync("tar", ["-xzOf", tarball, page], { encoding: "utf8" });
+      for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target as string)) continue;
+        const path = posix.normalize(posix.join(posix.dirname(page), target as string)).replace(/\/$/, "");
+        if (!shipped.has(path) && !folders.has(path)) broken.push(`${page} -> ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+    // Nothing runs at install: the packed manifest has no install script, although the checkout's has prepare.
+    const manifest = JSON.parse(execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }));
+    for (const script of ["preinstall", "install", "postinstall", "prepare"])
+      expect(manifest.scripts).not.toHaveProperty(script);
   });
 
   it("installs one @pulumi/pulumi, the newest 3.x, shared by the program and the package; the program type-checks", async () => {
@@ -178,6 +206,11 @@ describe('README\'s "Use it in your project", outside the repository', () => {
       expect(help.output).toMatch(new RegExp(`${bin} needs Node\\.js 22\\.19\\.0 or newer; this is Node\\.js v20\\.`));
       expect(help.output).not.toMatch(/^\s+at /m);
     }
+    // The server's help names its docs page where the package put it: a path the user can open.
+    const serverHelp = await run("npx", ["tfe-governance-server", "--help"], project, env);
+    const page = /\(see (\S+local-server\.md)\)/.exec(serverHelp.output)?.[1];
+    expect(page).toBe(join("node_modules", "pulumi-tfe-governance", "docs", "local-server.md"));
+    expect(existsSync(join(project, page as string))).toBe(true);
     const refused = await run("npx", ["tfe-governance-server", "--port", "0"], project, olderPath);
     expect(refused.code).not.toBe(0);
     expect(refused.output.trim()).toMatch(

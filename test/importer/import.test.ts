@@ -6,6 +6,7 @@ import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CreatePolicyOptions, TfeClient } from "../../src/client";
 import { importMain, StreamProgress } from "../../src/importer/command";
+import { importUsage } from "../../src/importer/usage";
 import { packFiles } from "../../src/policy-code/archive";
 import { type RunningServer, startServer } from "../../src/server";
 
@@ -365,7 +366,6 @@ describe("tfe-governance import", () => {
 
 describe("docs/import.md", () => {
   it("names every option of the command's help, and says that every adopted resource is protected", async () => {
-    const { importUsage } = await import("../../src/importer/usage");
     const doc = await readFile(join(__dirname, "..", "..", "docs", "import.md"), "utf8");
     const options = [...importUsage.matchAll(/^ {2}(--[a-z-]+)/gm)].map((match) => match[1]);
     expect(options.length).toBeGreaterThan(10);
