@@ -88,12 +88,22 @@ async function main(): Promise<void> {
         `  ${token.token}  organizations: ${token.organizations.join(", ") || "(none)"}` +
         `${token.managePolicies ? "  manage-policies" : ""}${token.manageModules ? "  manage-modules" : ""}`,
     ),
-    ...server.inventory.flatMap(({ organization, policySets, workspaces, projects }) => [
+    ...server.inventory.flatMap(({ organization, policySets, workspaces, projects, oauthTokens }) => [
       `organization ${organization}:`,
       `  policy sets: ${policySets.map((set) => `${set.id} ${set.name} (${set.kind})`).join(", ") || "(none)"}`,
       `  workspaces: ${workspaces.map((workspace) => `${workspace.id} ${workspace.name}`).join(", ") || "(none)"}`,
       `  projects: ${projects.map((project) => `${project.id} ${project.name}`).join(", ") || "(none)"}`,
+      `  oauth tokens (vcs-repo oauth-token-id): ${oauthTokens.map((token) => `${token.id} (${token.serviceProvider})`).join(", ") || "(none)"}`,
     ]),
+    ...(server.vcsRepositories.length > 0
+      ? [
+          "version-control repositories (vcs-repo identifier, the local git repository; POST /_local/vcs-push after a commit):",
+          ...server.vcsRepositories.map((repository) => `  ${repository.identifier}  ${repository.path}`),
+        ]
+      : []),
+    ...(server.githubAppInstallations.length > 0
+      ? [`github app installations: ${server.githubAppInstallations.join(", ")}`]
+      : []),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
   const stop = () => {

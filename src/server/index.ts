@@ -1,3 +1,4 @@
+import { rm } from "node:fs/promises";
 import "../node-version";
 import type { AddressInfo } from "node:net";
 import { libraryVersion } from "../package-version";
@@ -9,6 +10,7 @@ import { RateLimit } from "./rate-limit";
 import { defaultUploadBufferBudgetBytes, type UploadMetrics } from "./request-bodies";
 import { RequestLog } from "./request-log";
 import { applySeed, loadSeed, type Seed } from "./seed";
+import { makeSeedRepositories } from "./seed-repositories";
 import { type OrganizationRecord, Storage, type TokenRecord } from "./storage";
 import { localCertificate, type TlsCredentials } from "./tls";
 
@@ -71,6 +73,12 @@ export interface RunningServer {
    * sets, workspaces and projects, by id and name (at most 50 of each).
    */
   inventory: OrganizationInventory[];
+  /**
+   * The repositories sets may read from version control (identifier and the local git repository), and the GitHub App
+   * installations (`github-app-installation-id`), which belong to no organization.
+   */
+  vcsRepositories: { identifier: string; path: string }[];
+  githubAppInstallations: string[];
   /** The newest requests answered (method, path, route, status, duration); `requestLog.clear()` empties it. */
   requestLog: RequestLog;
   uploadMetrics: UploadMetrics;
@@ -85,6 +93,8 @@ export interface OrganizationInventory {
   policySets: { id: string; name: string; kind: string }[];
   workspaces: { id: string; name: string }[];
   projects: { id: string; name: string }[];
+  /** The organization's VCS connections: what a set's `vcs-repo` names as `oauth-token-id`. */
+  oauthTokens: { id: string; serviceProvider: string }[];
 }
 
 const inventoryLimit = 50;
@@ -98,6 +108,10 @@ function inventoryOf(storage: Storage): OrganizationInventory[] {
       policySets: storage.listPolicySets(page).items.map(({ id, name, kind }) => ({ id, name, kind })),
       workspaces: storage.listScopeTargets("workspaces", page).items.map(named),
       projects: storage.listScopeTargets("projects", page).items.map(named),
+      oauthTokens: storage
+        .vcsCredentials()
+        .filter((credential) => credential.organization === organization)
+        .map(({ id, serviceProvider }) => ({ id, serviceProvider })),
     };
   });
 }
@@ -108,11 +122,17 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const seed = options.seed === undefined ? undefined : loadSeed(options.seed);
   const faults = new FaultInjector(options.faults ?? []);
   const storage = new Storage(options.data ?? ":memory:");
+  // Repositories the seed had made for data in memory go with it.
+  let repositoriesInMemory: string | undefined;
+  const removeRepositories = () =>
+    repositoriesInMemory ? rm(repositoriesInMemory, { recursive: true, force: true }) : Promise.resolve();
   try {
+    if (seed) repositoriesInMemory = await makeSeedRepositories(seed.vcsRepositories, options.data ?? ":memory:");
     applySeed(storage, seed);
     await resumeIngress(storage);
   } catch (error) {
     storage.close();
+    await removeRepositories();
     throw error;
   }
   const tls =
@@ -159,6 +179,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   } catch (error) {
     await Promise.allSettled([api.close(), downloads.close()]);
     storage.close();
+    await removeRepositories();
     throw error;
   }
   const tokens = storage.tokens();
@@ -171,6 +192,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     token: tokens[0]?.token ?? "",
     organizations: storage.organizations(),
     inventory: inventoryOf(storage),
+    vcsRepositories: storage.vcsRepositories().map(({ identifier, path }) => ({ identifier, path })),
+    githubAppInstallations: storage
+      .vcsCredentials()
+      .filter((credential) => credential.organization === null)
+      .map(({ id }) => id),
     requestLog: log,
     uploadMetrics,
     setFaults: (plan) => faults.replace(plan),
@@ -179,6 +205,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       // Versions still being read (an upload, a commit) are finished first: the database closes after them.
       await storage.settle();
       storage.close();
+      await removeRepositories();
     },
   };
 }

@@ -39,7 +39,19 @@ export const seedSchema = z.strictObject({
    * (`acme/policy-library`) and a local git repository it stands for (relative to a seed file's folder).
    */
   vcsRepositories: z
-    .array(z.strictObject({ identifier: name, path: name, serviceProvider: name.default("github") }))
+    .array(
+      z
+        .strictObject({
+          identifier: name,
+          path: name.optional(),
+          /** A folder whose files become the repository's first commit where it does not exist yet. */
+          from: name.optional(),
+          serviceProvider: name.default("github"),
+        })
+        .refine((repository) => repository.path !== undefined || repository.from !== undefined, {
+          message: 'give "path" (a git repository) or "from" (a folder the server makes one from), or both',
+        }),
+    )
     .default([]),
   /** OAuth tokens of organizations' VCS connections: what a set's vcs-repo names as oauth-token-id. */
   oauthTokens: z
@@ -73,7 +85,10 @@ export function loadSeed(seed: Seed | string): z.output<typeof seedSchema> {
   if (!result.success) throw invalidDocument(source, result.error);
   // A seed file names repositories relative to itself, as a project's files are.
   const base = typeof seed === "string" ? dirname(resolve(seed)) : process.cwd();
-  for (const repository of result.data.vcsRepositories) repository.path = resolve(base, repository.path);
+  for (const repository of result.data.vcsRepositories) {
+    if (repository.path !== undefined) repository.path = resolve(base, repository.path);
+    if (repository.from !== undefined) repository.from = resolve(base, repository.from);
+  }
   return result.data;
 }
 
@@ -115,7 +130,10 @@ export function applySeed(storage: Storage, seed: z.output<typeof seedSchema> | 
       storage.addScopeTarget(table, target);
     }
   }
-  for (const repository of seed.vcsRepositories) storage.addVcsRepository(repository);
+  for (const [index, repository] of seed.vcsRepositories.entries()) {
+    if (repository.path === undefined) throw new Error(`seed: vcsRepositories[${index}] has no path yet`);
+    storage.addVcsRepository({ ...repository, path: repository.path });
+  }
   for (const [index, token] of seed.oauthTokens.entries()) {
     requireOrganization(token.organization, `oauthTokens[${index}]`);
     storage.addVcsCredential(token);

@@ -707,6 +707,24 @@ export class Storage {
     );
   }
 
+  vcsRepositories(): VcsRepositoryRecord[] {
+    return this.all("SELECT identifier, path, service_provider FROM vcs_repositories ORDER BY identifier").map(
+      (row) => ({
+        identifier: String(row.identifier),
+        path: String(row.path),
+        serviceProvider: String(row.service_provider),
+      }),
+    );
+  }
+
+  vcsCredentials(): VcsCredentialRecord[] {
+    return this.all("SELECT id, organization, service_provider FROM vcs_credentials ORDER BY id").map((row) => ({
+      id: String(row.id),
+      organization: row.organization === null ? null : String(row.organization),
+      serviceProvider: String(row.service_provider),
+    }));
+  }
+
   addVcsCredential(credential: VcsCredentialRecord): void {
     this.run(
       `INSERT INTO vcs_credentials (id, organization, service_provider) VALUES (?, ?, ?)

@@ -116,9 +116,65 @@ describe("the tfe-governance-server bin", () => {
       expect(output).toContain("organization acme:");
       expect(output).toContain("policy sets: polset-QuickstartBase1 baseline (sentinel)");
       expect(output).toContain("workspaces: ws-QuickstartProd001 production");
-      expect(output).toContain("projects: (none)");
+      expect(output).toContain("projects: prj-QuickstartPlatform1 platform");
+      expect(output).toContain("oauth tokens (vcs-repo oauth-token-id): ot-QuickstartGitHub01 (github)");
+      expect(output).toMatch(/^ {2}acme\/policy-library {2}\/\S+$/m);
     } finally {
       started.child.kill("SIGTERM");
+    }
+  });
+
+  it("makes the quickstart seed's repository on first start, under --data's folder, and keeps it across restarts", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "quickstart-repository-"));
+    const args = ["--port", "0", "--seed", "quickstart", "--data", join(dataDir, "server.sqlite"), "--quiet"];
+    const repository = join(dataDir, "repositories", "acme", "policy-library");
+    try {
+      const first = await launch(args);
+      expect(first.output()).toContain(`  acme/policy-library  ${repository}`);
+      const quickstartToken = /^ {2}(quickstart-\S+)/m.exec(first.output())?.[1] as string;
+      const target = { url: first.url } as Parameters<typeof call>[0];
+      // A set read from the repository with the seed's OAuth token: the folder's policies, ready.
+      const created = await call(target, "POST", `/api/v2/organizations/${organization}/policy-sets`, {
+        body: {
+          data: {
+            type: "policy-sets",
+            attributes: {
+              name: "from-the-library",
+              "vcs-repo": {
+                identifier: "acme/policy-library",
+                branch: "main",
+                "oauth-token-id": "ot-QuickstartGitHub01",
+              },
+            },
+          },
+        },
+        auth: quickstartToken,
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const versionId = created.body.data.relationships["newest-version"].data.id;
+      let version = (await call(target, "GET", `/api/v2/policy-set-versions/${versionId}`, { auth: quickstartToken }))
+        .body.data;
+      for (let attempt = 0; attempt < 200 && version.attributes.status !== "ready"; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        version = (await call(target, "GET", `/api/v2/policy-set-versions/${versionId}`, { auth: quickstartToken }))
+          .body.data;
+      }
+      expect(version.attributes.status).toBe("ready");
+      // The repository is the user's from now on: a commit made in it survives a restart.
+      writeFileSync(join(repository, "NOTES.md"), "kept\n");
+      const author = ["-c", "user.name=t", "-c", "user.email=t@localhost"];
+      execFileSync("git", ["-C", repository, "add", "NOTES.md"]);
+      execFileSync("git", ["-C", repository, ...author, "commit", "--quiet", "-m", "mine"]);
+      first.child.kill("SIGTERM");
+      const second = await launch(args);
+      second.child.kill("SIGTERM");
+      const log = execFileSync("git", ["-C", repository, "log", "--format=%s"], { encoding: "utf8" });
+      expect(log.trim().split("\n")).toEqual([
+        "mine",
+        `Made by tfe-governance-server from ${join(__dirname, "..", "..", "examples", "quickstart", "policy-sets", "sentinel-baseline")}`,
+      ]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
