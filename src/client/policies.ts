@@ -33,7 +33,7 @@ export interface Policies {
   update(policyId: string, options: UpdatePolicyOptions): Promise<Policy>;
   delete(policyId: string): Promise<void>;
   /** Uploads the policy's code (raw bytes, at most 10 MB). */
-  upload(policyId: string, code: string | Uint8Array): Promise<void>;
+  upload(policyId: string, code: string | Uint8Array): Promise<{ answeredAt: Date | undefined }>;
   /** Downloads the policy's code, following the redirect to the temporary URL without the token. */
   download(policyId: string): Promise<Buffer>;
 }
@@ -103,7 +103,11 @@ export class PoliciesApi implements Policies {
     await this.transport.send({ method: "DELETE", path: `/api/v2/policies/${pathSegment("policyId", policyId)}` });
   }
 
-  async upload(policyId: string, code: string | Uint8Array): Promise<void> {
+  /**
+   * Uploads the policy's code. The upload answers no body: what it gives back is when the service answered (its
+   * `Date` header, to the second), which bounds the `updated-at` the upload set.
+   */
+  async upload(policyId: string, code: string | Uint8Array): Promise<{ answeredAt: Date | undefined }> {
     const bytes = typeof code === "string" ? Buffer.from(code, "utf8") : code;
     if (bytes.byteLength > maxPolicyCodeBytes) {
       throw new TfeValidationError([
@@ -113,7 +117,7 @@ export class PoliciesApi implements Policies {
         },
       ]);
     }
-    await this.transport.send({
+    return this.transport.send({
       method: "PUT",
       path: `/api/v2/policies/${pathSegment("policyId", policyId)}/upload`,
       rawBody: bytes,

@@ -177,9 +177,14 @@ export class Transport {
     return result.data;
   }
 
-  /** Sends a request whose response body does not matter. */
-  async send(spec: RequestSpec): Promise<void> {
-    await this.execute(spec);
+  /**
+   * Sends a request whose response body does not matter; answers when the service says it answered (its `Date`
+   * header, to the second), undefined where it sent none.
+   */
+  async send(spec: RequestSpec): Promise<{ answeredAt: Date | undefined }> {
+    const { headers } = await this.execute(spec);
+    const date = Date.parse(headerValue(headers.date) ?? "");
+    return { answeredAt: Number.isNaN(date) ? undefined : new Date(date) };
   }
 
   /**

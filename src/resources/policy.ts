@@ -538,14 +538,11 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     const client = this.context.client;
     const { policy, createdHere } = await this.createOrAdopt(client, inputs);
     const code = loadCode(inputs);
-    let uploaded = false;
+    let uploaded: { answeredAt: Date | undefined } | undefined;
     try {
       // An adopted policy that already holds this code keeps it: uploading the same bytes would still be a write.
       const heldCode = createdHere || !policy.hasCode ? undefined : await downloadCode(client, policy.id);
-      if (!heldCode?.equals(code)) {
-        await client.policies.upload(policy.id, code);
-        uploaded = true;
-      }
+      if (!heldCode?.equals(code)) uploaded = await client.policies.upload(policy.id, code);
     } catch (error) {
       const outcome = createdHere
         ? await deleteUnlessGone(client, policy.id).then(
@@ -558,11 +555,8 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
         : "the adopted policy keeps its previous code";
       throw new Error(`uploading the code of policy "${inputs.name}" failed; ${outcome}: ${(error as Error).message}`);
     }
-    const uploadedAt = uploaded ? await updatedAtAfterUpload(client, policy.id) : policy.updatedAt;
-    return {
-      id: policy.id,
-      outs: toOutputs(inputs, { ...policy, updatedAt: uploadedAt }, hashCode(code), code.byteLength),
-    };
+    const outs = toOutputs(inputs, uploaded ? { ...policy, updatedAt: null } : policy, hashCode(code), code.byteLength);
+    return { id: policy.id, outs: withUploadAnswer(outs, uploaded) };
   }
 
   private async createOrAdopt(
@@ -642,11 +636,15 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
   /**
    * Whether the code the state records is still the code on the service, without downloading it: every upload moves
    * the policy's `updated-at` (null until the first; service facts), and the state keeps the `updated-at` at which
-   * its code was last uploaded or read. `tfe:verifyCodeOnRefresh` downloads regardless.
+   * its code was last read, or when the service answered its last upload (see {@link uploadAnswerKey}).
+   * `tfe:verifyCodeOnRefresh` downloads regardless.
    */
   private codeUnchanged(policy: ServicePolicy, props: Partial<PolicyOutputs>): boolean {
     if (this.context.verifyCodeOnRefresh || props.codeHash == null || props.codeSize === undefined) return false;
-    return props.updatedAt != null && policy.updatedAt === props.updatedAt;
+    if (policy.updatedAt === null) return false;
+    if (props.updatedAt != null) return policy.updatedAt === props.updatedAt;
+    const answeredAt = uploadAnswerOf(props)?.answeredAt;
+    return answeredAt !== undefined && setByUploadAnswered(policy.updatedAt, answeredAt);
   }
 
   /**
@@ -691,16 +689,18 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     let codeHash = olds.codeHash;
     let codeSize = olds.codeSize;
     const codeChanged = olds.codeHash !== news.codeHash;
+    let uploaded: { answeredAt: Date | undefined } | undefined;
     if (codeChanged) {
       const code = loadCode(news);
-      await client.policies.upload(id, code);
+      uploaded = await client.policies.upload(id, code);
       codeHash = hashCode(code);
       codeSize = code.byteLength;
     }
-    // Without an upload the state keeps the updated-at at which its code was last verified: a PATCH may move it, and
-    // an upload by someone else before the PATCH would otherwise never be downloaded.
-    const verifiedAt = codeChanged ? await updatedAtAfterUpload(client, id) : olds.updatedAt;
-    return { outs: toOutputs(news, { ...policy, updatedAt: verifiedAt }, codeHash, codeSize) };
+    // Without an upload the state keeps what it knew of its code (the updated-at at which it was last verified, or
+    // when the service answered our last upload): a PATCH may move updated-at, and an upload by someone else before
+    // the PATCH would otherwise never be downloaded.
+    const outs = toOutputs(news, { ...policy, updatedAt: uploaded ? null : olds.updatedAt }, codeHash, codeSize);
+    return { outs: withUploadAnswer(outs, uploaded ?? uploadAnswerOf(olds)) };
   }
 
   async delete(id: string, props: Partial<PolicyOutputs> = {}): Promise<void> {
@@ -712,18 +712,32 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
 }
 
 /**
- * The `updated-at` our upload set, read back at once: the upload answers nothing, and a refresh that knows it reads
- * no code (without it, the first refresh after every up downloaded each policy up had uploaded, 203 requests for
- * 200 policies). The read costs one request per uploaded policy, fewer than the download it saves. Null where the
- * read fails: the next refresh then downloads that policy's code once. An upload by someone else in the moment
- * between ours and this read would be taken for ours.
+ * The internal output that says when the service answered our last upload of the policy's code (its `Date` header,
+ * to the second), until a read records the `updated-at` that upload set. The upload answers no body, and reading
+ * the policy back for its `updated-at` cost a request per policy (600 requests for 200 creates where 400 do); without
+ * either, the first refresh after every up downloaded each uploaded policy. An upload sets `updated-at` before it is
+ * answered, so an `updated-at` before the end of the answer's second is ours; a later one is a change made since,
+ * and the refresh downloads the code. An upload by someone else within that second would be taken for ours, as it
+ * was in the moment between our upload and its read-back.
  */
-async function updatedAtAfterUpload(client: TfeClient, id: string): Promise<string | null> {
-  try {
-    return (await client.policies.read(id)).updatedAt;
-  } catch {
-    return null;
-  }
+const uploadAnswerKey = "__uploadAnsweredAt";
+
+function withUploadAnswer(
+  outs: PolicyOutputs,
+  uploaded: { answeredAt: Date | undefined } | undefined,
+): PolicyOutputs & { [uploadAnswerKey]?: string } {
+  return uploaded?.answeredAt ? { ...outs, [uploadAnswerKey]: uploaded.answeredAt.toISOString() } : outs;
+}
+
+function uploadAnswerOf(props: Partial<PolicyOutputs>): { answeredAt: Date | undefined } | undefined {
+  const recorded = (props as Record<string, unknown>)[uploadAnswerKey];
+  const time = typeof recorded === "string" ? Date.parse(recorded) : Number.NaN;
+  return Number.isNaN(time) ? undefined : { answeredAt: new Date(time) };
+}
+
+/** Whether `updatedAt` is one the upload answered at `answeredAt` (to the second) set, or earlier. */
+function setByUploadAnswered(updatedAt: string, answeredAt: Date): boolean {
+  return Date.parse(updatedAt) < answeredAt.getTime() + 1000;
 }
 
 /**

@@ -102,6 +102,14 @@ export function buildApp(context: AppContext): FastifyInstance {
 
   installBodyTimeout(app, context.bodyTimeoutMs);
 
+  // Node caches its Date header for up to a second, refreshed by a timer that a busy event loop delays: an answer
+  // could then carry the second before the changes it made. Clients bound a change's updated-at by the answer's Date,
+  // as they may with the service's, so each answer says the time it was sent.
+  app.addHook("onSend", async (_request, reply, payload) => {
+    reply.header("date", new Date().toUTCString());
+    return payload;
+  });
+
   app.addHook("onRequest", async (request, reply) => {
     const started = performance.now();
     reply.raw.on("close", () =>
