@@ -126,3 +126,24 @@ export function summarizeText(rawBody: string | undefined): string {
     .trim();
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
+
+/**
+ * Whether a request that failed this way may still have done its work: a 5xx, or a connection that may have reached
+ * the service (a timeout, a reset). A create is then looked for before it is sent again.
+ */
+export function mayHaveTakenEffect(error: unknown): boolean {
+  if (error instanceof TfeConnectionError) return error.mayHaveReachedService;
+  return error instanceof TfeApiError && error.status >= 500;
+}
+
+/**
+ * A DELETE whose first answer was lost, retried, finds the object gone: that is the deletion it asked for. Any other
+ * failure stays one.
+ */
+export async function deletedUnlessGone(remove: () => Promise<unknown>): Promise<void> {
+  try {
+    await remove();
+  } catch (error) {
+    if (!(error instanceof TfeApiError && error.status === 404)) throw error;
+  }
+}

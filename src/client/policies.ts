@@ -15,7 +15,7 @@ import {
   updatePolicyRequest,
 } from "../contract/policies";
 import { TfeValidationError } from "./errors";
-import { type Pagination, toPagination } from "./pagination";
+import { everyPage, exactlyNamed, type Pagination, toPagination } from "./pagination";
 import { pathSegment } from "./paths";
 import type { Transport } from "./transport";
 import { validRequest } from "./validation";
@@ -26,6 +26,7 @@ export interface Policies {
   list(organization: string, options?: ListPoliciesOptions): Promise<PolicyPage>;
   /** Every policy of an organization, page after page, following `next-page` to the end. */
   listAll(organization: string, options?: Omit<ListPoliciesOptions, "pageNumber">): AsyncGenerator<Policy>;
+  findByName(organization: string, name: string): Promise<Policy | undefined>;
   /** Creates the policy object, without code: upload it next with {@link Policies.upload}. */
   create(organization: string, options: CreatePolicyOptions): Promise<Policy>;
   read(policyId: string, options?: ReadPolicyOptions): Promise<Policy>;
@@ -56,14 +57,12 @@ export class PoliciesApi implements Policies {
   }
 
   async *listAll(organization: string, options: Omit<ListPoliciesOptions, "pageNumber"> = {}): AsyncGenerator<Policy> {
-    let pageNumber: number | null = 1;
-    while (pageNumber !== null) {
-      const page: PolicyPage = await this.list(organization, { pageSize: maxPageSize, ...options, pageNumber });
-      yield* page.items;
-      const next = page.pagination.nextPage;
-      // A next-page that does not move forward (a misbehaving proxy or server) would otherwise loop forever.
-      pageNumber = next !== null && next > pageNumber ? next : null;
-    }
+    yield* everyPage((pageNumber) => this.list(organization, { pageSize: maxPageSize, ...options, pageNumber }));
+  }
+
+  /** The organization's policy named exactly `name`, or undefined: a search by name, then an exact match. */
+  findByName(organization: string, name: string): Promise<Policy | undefined> {
+    return exactlyNamed(this.listAll(organization, { search: name }), name);
   }
 
   async create(organization: string, options: CreatePolicyOptions): Promise<Policy> {

@@ -20,7 +20,7 @@ import {
   updatePolicySetRequest,
 } from "../contract/policy-sets";
 import { TfeApiError, TfeValidationError } from "./errors";
-import { type Pagination, toPagination } from "./pagination";
+import { everyPage, exactlyNamed, type Pagination, toPagination } from "./pagination";
 import { pathSegment } from "./paths";
 import type { Transport } from "./transport";
 import { validRequest } from "./validation";
@@ -220,13 +220,12 @@ export class PolicySetsApi implements PolicySets {
     organization: string,
     options: Omit<ListPolicySetsOptions, "pageNumber"> = {},
   ): AsyncGenerator<PolicySet> {
-    let pageNumber: number | null = 1;
-    while (pageNumber !== null) {
-      const page: PolicySetPage = await this.list(organization, { pageSize: maxPageSize, ...options, pageNumber });
-      yield* page.items;
-      const next = page.pagination.nextPage;
-      pageNumber = next !== null && next > pageNumber ? next : null;
-    }
+    yield* everyPage((pageNumber) => this.list(organization, { pageSize: maxPageSize, ...options, pageNumber }));
+  }
+
+  /** The organization's policy set named exactly `name`, or undefined: a search by name, then an exact match. */
+  findByName(organization: string, name: string): Promise<PolicySet | undefined> {
+    return exactlyNamed(this.listAll(organization, { search: name }), name);
   }
 
   async create(organization: string, options: CreatePolicySetOptions): Promise<PolicySet> {
@@ -368,17 +367,19 @@ export class PolicySetsApi implements PolicySets {
 
   async listParameters(policySetId: string): Promise<PolicySetParameter[]> {
     const parameters: PolicySetParameter[] = [];
-    for (let pageNumber: number | null = 1; pageNumber !== null; ) {
+    const pages = everyPage(async (pageNumber) => {
       const response: z.output<typeof lenientParameterListDocument> = await this.transport.json({
         method: "GET",
         path: `${setPath(policySetId)}/parameters`,
         query: { "page[number]": String(pageNumber), "page[size]": String(maxPageSize) },
         schema: lenientParameterListDocument,
       });
-      parameters.push(...response.data.map(toParameter));
-      const next: number | null = toPagination(response.meta?.pagination, response.data.length).nextPage;
-      pageNumber = next !== null && next > pageNumber ? next : null;
-    }
+      return {
+        items: response.data.map(toParameter),
+        pagination: toPagination(response.meta?.pagination, response.data.length),
+      };
+    });
+    for await (const parameter of pages) parameters.push(parameter);
     return parameters;
   }
 

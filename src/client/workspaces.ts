@@ -5,7 +5,7 @@ import {
   lenientScopeTargetListDocument,
   type ScopeTargetType,
 } from "../contract/workspaces";
-import { toPagination } from "./pagination";
+import { everyPage, toPagination } from "./pagination";
 import { pathSegment } from "./paths";
 import type { Transport } from "./transport";
 
@@ -33,16 +33,17 @@ export class ScopeTargetsApi {
 
   /** Every workspace or project of the organization, page after page. */
   async *listAll(organization: string): AsyncGenerator<ScopeTarget> {
-    for (let pageNumber: number | null = 1; pageNumber !== null; ) {
+    yield* everyPage(async (pageNumber) => {
       const response: z.output<typeof lenientScopeTargetListDocument> = await this.transport.json({
         method: "GET",
         path: `/api/v2/organizations/${pathSegment("organization", organization)}/${this.type}`,
         query: { "page[number]": String(pageNumber), "page[size]": String(maxPageSize) },
         schema: lenientScopeTargetListDocument,
       });
-      yield* response.data.map((item) => ({ id: item.id, name: item.attributes.name }));
-      const next: number | null = toPagination(response.meta?.pagination, response.data.length).nextPage;
-      pageNumber = next !== null && next > pageNumber ? next : null;
-    }
+      return {
+        items: response.data.map((item) => ({ id: item.id, name: item.attributes.name })),
+        pagination: toPagination(response.meta?.pagination, response.data.length),
+      };
+    });
   }
 }

@@ -1,6 +1,7 @@
 import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
 import { maxPolicySetFiles, maxPolicySetUnpackedBytes } from "../contract/policy-sets";
+import { globRegExp } from "./glob";
 
 /**
  * A policy-set folder read the way HashiCorp's go-slug packs it for go-tfe's `PolicySetVersions.Upload` (and so for
@@ -40,7 +41,7 @@ function defaultRules(): IgnoreRule[] {
 }
 
 function rule(pattern: string, negated: boolean, negationsAfter: boolean): IgnoreRule {
-  return { pattern, negated, negationsAfter, regex: compilePattern(pattern) };
+  return { pattern, negated, negationsAfter, regex: globRegExp(pattern) };
 }
 
 /** go-slug's rules for a folder: its defaults, then each line of `.terraformignore` (when there is one). */
@@ -66,35 +67,6 @@ export function ignoreRules(terraformIgnore: string | undefined): IgnoreRule[] {
     rules.push(rule(pattern, negated, false));
   }
   return rules;
-}
-
-/**
- * go-slug's translation of a pattern into a regular expression: `**` spans folders, `*` and `?` stay within one,
- * `.` and `$` are literal, `\` escapes the next character, and every other character goes into the expression as
- * it is (so `[abc]` is a class there too). A pattern that does not compile matches nothing, as in go-slug.
- */
-function compilePattern(pattern: string): RegExp | null {
-  let source = "^";
-  const characters = [...pattern];
-  for (let index = 0; index < characters.length; index++) {
-    const character = characters[index] as string;
-    if (character === "*") {
-      if (characters[index + 1] === "*") {
-        index++;
-        if (characters[index + 1] === "/") index++;
-        source += index + 1 >= characters.length ? ".*" : "(.*/)?";
-      } else source += "[^/]*";
-    } else if (character === "?") source += "[^/]";
-    else if (character === "." || character === "$") source += `\\${character}`;
-    else if (character === "\\") {
-      source += index + 1 < characters.length ? `\\${characters[++index]}` : "\\\\";
-    } else source += character;
-  }
-  try {
-    return new RegExp(`${source}$`, "u");
-  } catch {
-    return null;
-  }
 }
 
 interface Exclusion {

@@ -69,36 +69,31 @@ async function leftBehind(resource: PendingCreate, client: TfeClient): Promise<F
   const inputs = resource.inputs;
   if (resource.type === policyType) {
     const { organization, name } = inputs as { organization: string; name: string };
-    for await (const policy of client.policies.listAll(organization, { search: name })) {
-      if (policy.name !== name) continue;
-      return { id: policy.id, differs: await policyDifference(client, policy, inputs) };
-    }
-    return undefined;
+    const policy = await client.policies.findByName(organization, name);
+    return policy && { id: policy.id, differs: await policyDifference(client, policy, inputs) };
   }
   if (resource.type === policySetType) {
     const { organization, name } = inputs as { organization: string; name: string };
-    for await (const policySet of client.policySets.listAll(organization, { search: name })) {
-      if (policySet.name !== name) continue;
-      const sent = {
-        kind: inputs.kind ?? "sentinel",
-        global: inputs.global === true,
-        description: inputs.description ?? null,
-        vcs: (inputs.vcsRepo as { identifier?: string } | null | undefined)?.identifier ?? null,
-      };
-      const held = {
-        kind: policySet.kind,
-        global: policySet.global,
-        description: policySet.description,
-        vcs: policySet.vcs?.vcsRepo.identifier ?? null,
-      };
-      const differs = Object.keys(sent)
-        .filter(
-          (key) => JSON.stringify(sent[key as keyof typeof sent]) !== JSON.stringify(held[key as keyof typeof held]),
-        )
-        .map((key) => `${key} is ${JSON.stringify(held[key as keyof typeof held])}`);
-      return { id: policySet.id, differs };
-    }
-    return undefined;
+    const policySet = await client.policySets.findByName(organization, name);
+    if (!policySet) return undefined;
+    const sent = {
+      kind: inputs.kind ?? "sentinel",
+      global: inputs.global === true,
+      description: inputs.description ?? null,
+      vcs: (inputs.vcsRepo as { identifier?: string } | null | undefined)?.identifier ?? null,
+    };
+    const held = {
+      kind: policySet.kind,
+      global: policySet.global,
+      description: policySet.description,
+      vcs: policySet.vcs?.vcsRepo.identifier ?? null,
+    };
+    const differs = Object.keys(sent)
+      .filter(
+        (key) => JSON.stringify(sent[key as keyof typeof sent]) !== JSON.stringify(held[key as keyof typeof held]),
+      )
+      .map((key) => `${key} is ${JSON.stringify(held[key as keyof typeof held])}`);
+    return { id: policySet.id, differs };
   }
   if (resource.type === deprecationType) {
     const { organization, moduleName, moduleProvider, version } = inputs as Record<

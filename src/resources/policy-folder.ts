@@ -12,6 +12,7 @@ import { Policy, type PolicyArgs } from "./policy";
 import { PolicyFolderManifest, type PolicyFolderManifestInputs } from "./policy-folder-manifest";
 import { type ArgumentTable, argumentFailures } from "./property-table";
 import { inNamespace } from "./provider-context";
+import { codeChecksRequired } from "./provider-settings";
 
 export type { PolicyOverride } from "../policy-code/folder";
 
@@ -118,10 +119,8 @@ export async function declareFolder<P extends pulumi.Resource>(
   for (const note of folder.notes) pulumi.log.info(note, component);
   for (const warning of folder.warnings) pulumi.log.warn(warning, component);
   if (!folder.regoChecked) {
-    const required =
-      new pulumi.Config(namespace).get("requireCodeChecks") === "true" ||
-      process.env.TFE_REQUIRE_CODE_CHECKS === "true";
-    if (required) {
+    const config = new pulumi.Config(namespace);
+    if (codeChecksRequired((key) => config.get(key))) {
       throw new pulumi.ResourceError(
         inNamespace(
           `${directory}: Rego was not checked: no opa binary on PATH, and tfe:requireCodeChecks (or ` +

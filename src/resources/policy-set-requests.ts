@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { TfeClient } from "../client/client";
-import { TfeApiError } from "../client/errors";
+import { deletedUnlessGone, mayHaveTakenEffect, TfeApiError } from "../client/errors";
 import {
   type CreatePolicySetOptions,
   type PolicySetParameter,
@@ -10,7 +10,7 @@ import {
   type UpdatePolicySetOptions,
 } from "../client/policy-sets";
 import type { ScopeRelationship } from "../contract/policy-sets";
-import { mayHaveTakenEffect, sameValue } from "./provider-context";
+import { sameValue } from "./provider-context";
 
 /**
  * The requests that make a policy set what the program declares. Each sequence is ordered so that a failure half-way
@@ -245,13 +245,13 @@ export async function createSetWithoutDuplicate(
       const nameTaken =
         error instanceof TfeApiError && error.status === 422 && error.invalidAttributes.includes("name");
       if (attempt > 1 && nameTaken) {
-        const made = await findSetByName(client, organization, options.name);
+        const made = await client.policySets.findByName(organization, options.name);
         if (made && isTheSetSent(made, options)) return made;
         throw error;
       }
       if (!mayHaveTakenEffect(error)) throw error;
       // The last attempt too: a set it made without an answer would otherwise be left outside the state.
-      const existing = await findSetByName(client, organization, options.name);
+      const existing = await client.policySets.findByName(organization, options.name);
       if (existing && isTheSetSent(existing, options)) return existing;
       if (existing || attempt >= 3) throw error;
     }
@@ -269,17 +269,6 @@ function isTheSetSent(set: ServicePolicySet, sent: CreatePolicySetOptions): bool
     sameValue(list(set.policyIds), list(sent.policyIds)) &&
     scopeOptions.every((option) => sameValue(list(set[option]), list(sent[option])))
   );
-}
-
-export async function findSetByName(
-  client: TfeClient,
-  organization: string,
-  name: string,
-): Promise<ServicePolicySet | undefined> {
-  for await (const policySet of client.policySets.listAll(organization, { search: name })) {
-    if (policySet.name === name) return policySet;
-  }
-  return undefined;
 }
 
 export interface ParametersHeld {
@@ -327,7 +316,7 @@ export async function syncParameters(
       continue;
     }
     if (id) {
-      await step(() => deleteParameterUnlessGone(client, setId, id));
+      await step(() => deletedUnlessGone(() => client.policySets.deleteParameter(setId, id)));
       delete held.parameters[key];
       delete held.parameterIds[key];
     }
@@ -337,20 +326,11 @@ export async function syncParameters(
   }
   for (const [key, id] of Object.entries(held.parameterIds)) {
     if (key in declared) continue;
-    await step(() => deleteParameterUnlessGone(client, setId, id));
+    await step(() => deletedUnlessGone(() => client.policySets.deleteParameter(setId, id)));
     delete held.parameters[key];
     delete held.parameterIds[key];
   }
   return held;
-}
-
-/** A DELETE whose first answer was lost finds the parameter gone: that is the deletion it asked for. */
-async function deleteParameterUnlessGone(client: TfeClient, setId: string, id: string): Promise<void> {
-  try {
-    await client.policySets.deleteParameter(setId, id);
-  } catch (error) {
-    if (!(error instanceof TfeApiError && error.status === 404)) throw error;
-  }
 }
 
 /** A create whose answer was lost made the parameter: the key is unique in a set, so it is found by its key. */
@@ -370,7 +350,7 @@ async function createParameterWithoutDuplicate(
     // Made by the lost request, or left by an earlier run: either way it gets the declared value now; a sensitive
     // one that is to be plain is made again, as the service cannot turn sensitivity off.
     if (!(found.sensitive && !wanted.sensitive)) return client.policySets.updateParameter(setId, found.id, wanted);
-    await deleteParameterUnlessGone(client, setId, found.id);
+    await deletedUnlessGone(() => client.policySets.deleteParameter(setId, found.id));
     return client.policySets.createParameter(setId, { key, ...wanted });
   }
 }

@@ -1,3 +1,4 @@
+import { isObject } from "../policy-code/hcl";
 import type { FolderFiles, PolicySetFolderSummary } from "../policy-code/policy-set-folder";
 import { readTfPolicyFolder, type TfPolicyBlock } from "../policy-code/tfpolicy";
 import type { PolicyBlockShape } from "./guard";
@@ -19,9 +20,9 @@ export async function checkTfPolicyFolder(
   for (const problem of folder.problems) fail(problem);
   for (const warning of folder.warnings) await warn(warning);
   for (const [name, declarations] of folder.inputs) {
-    const entry = isRecord(parameters) ? parameters[name] : undefined;
+    const entry = isObject(parameters) ? parameters[name] : undefined;
     const sensitiveInput = declarations.find((declaration) => declaration.sensitive);
-    if (sensitiveInput && isRecord(entry) && !isUnknown(entry) && entry.sensitive === false) {
+    if (sensitiveInput && isObject(entry) && !isUnknown(entry) && entry.sensitive === false) {
       fail(
         `input "${name}" is sensitive (${sensitiveInput.file}), and parameters.${name} is no secret: pass it as ` +
           "pulumi.secret(...) or config.requireSecret(...), so it is sent as sensitive and never stored in plain text",
@@ -45,17 +46,13 @@ function shapeOf(block: TfPolicyBlock): PolicyBlockShape {
 
 /** The parameters' values by key, as the reader resolves levels from them; undefined where not known yet. */
 function parameterValues(parameters: unknown): Record<string, string | undefined> {
-  if (!isRecord(parameters) || isUnknown(parameters)) return {};
+  if (!isObject(parameters) || isUnknown(parameters)) return {};
   return Object.fromEntries(
     Object.entries(parameters).map(([key, entry]) => {
-      const value = isRecord(entry) ? entry.value : undefined;
+      const value = isObject(entry) ? entry.value : undefined;
       return [key, typeof value === "string" && !isUnknown(value) ? value : undefined];
     }),
   );
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

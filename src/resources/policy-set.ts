@@ -24,7 +24,6 @@ import {
   awaitVcsVersion,
   changeSet,
   createSetWithoutDuplicate,
-  findSetByName,
   type ParameterState,
   PartialChange,
   type SetShape,
@@ -34,12 +33,11 @@ import {
   syncParameters,
   uploadVersion,
 } from "./policy-set-requests";
-import { argumentsOf, importing, outputSlots } from "./property-table";
+import { argumentsOf, declaredProps, importing } from "./property-table";
 import {
   answersNotFound,
   ContextProvider,
   changedProperties,
-  defaultOrganization,
   deleteConfirmingGone,
   GovernanceRefusal,
   isUnknown,
@@ -256,11 +254,11 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       } catch (error) {
         if (!(error instanceof TfeApiError && error.status === 422 && error.invalidAttributes.includes("name")))
           throw error;
-        const existing = await findSetByName(client, inputs.organization, inputs.name);
+        const existing = await client.policySets.findByName(inputs.organization, inputs.name);
         throw new Error(setNameTakenMessage(inputs, existing?.id));
       }
     }
-    const existing = await findSetByName(client, inputs.organization, inputs.name);
+    const existing = await client.policySets.findByName(inputs.organization, inputs.name);
     if (!existing) return this.createOrAdopt(client, { ...inputs, adoptExisting: false });
     if (this.context.claimed.has(existing.id)) {
       throw new Error(
@@ -654,17 +652,8 @@ export class PolicySet extends ShimResource {
   declare readonly currentVersionId: pulumi.Output<string | null>;
 
   constructor(name: string, args: PolicySetArgs, opts?: pulumi.CustomResourceOptions) {
-    const outputs = outputSlots(policySetProperties);
-    const props = opts?.id
-      ? outputs
-      : {
-          ...outputs,
-          ...args,
-          organization: args.organization ?? defaultOrganization(),
-          name: args.name ?? name,
-          parameters: parametersWithSensitivity(args.parameters),
-        };
-    super("PolicySet", name, props, opts);
+    const derived = { parameters: parametersWithSensitivity(args.parameters) };
+    super("PolicySet", name, declaredProps(policySetProperties, name, args, opts, derived), opts);
     // The engine previews an update of a dynamic resource with its inputs as its outputs, so an output such as
     // policySetId would be unknown there; the resource's id is not.
     (this as { policySetId: pulumi.Output<string> }).policySetId = this.id;

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
-import { TfeApiError, TfeConnectionError } from "../client/errors";
+import { deletedUnlessGone, mayHaveTakenEffect, TfeApiError } from "../client/errors";
 import type { CreatePolicyOptions, Policy as ServicePolicy, UpdatePolicyOptions } from "../client/policies";
 import { maxNameLength } from "../contract/limits";
 import {
@@ -27,8 +27,8 @@ import {
   argumentFailures,
   argumentsOf,
   createOptions,
+  declaredProps,
   importing,
-  outputSlots,
   propertiesThat,
   propertyTable,
   readFromService,
@@ -42,7 +42,6 @@ import {
   changedProperties,
   checkIdList,
   checkOrganization,
-  defaultOrganization,
   deleteConfirmingGone,
   GovernanceRefusal,
   type IdShape,
@@ -545,7 +544,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       if (!heldCode?.equals(code)) uploaded = await client.policies.upload(policy.id, code);
     } catch (error) {
       const outcome = createdHere
-        ? await deleteUnlessGone(client, policy.id).then(
+        ? await deletedUnlessGone(() => client.policies.delete(policy.id)).then(
             () => "the policy just created was deleted again, so nothing is left without code",
             // Say so rather than claim a cleanup that did not happen: the next run would find the name taken.
             (deleteError: Error) =>
@@ -564,7 +563,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     inputs: PolicyInputs,
   ): Promise<{ policy: ServicePolicy; createdHere: boolean }> {
     // Adopting looks first: a POST refused for the taken name is still a write request, one per adopted policy.
-    let found = inputs.adoptExisting ? await findByName(client, inputs.organization, inputs.name) : undefined;
+    let found = inputs.adoptExisting ? await client.policies.findByName(inputs.organization, inputs.name) : undefined;
     if (!found) {
       try {
         const policy = await createWithoutDuplicate(client, inputs);
@@ -572,7 +571,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
         return { policy, createdHere: true };
       } catch (error) {
         if (!isNameTaken(error)) throw error;
-        found = await findByName(client, inputs.organization, inputs.name);
+        found = await client.policies.findByName(inputs.organization, inputs.name);
         if (!found) throw error;
         // Same content is not the same owner: a renamed resource, or a second one declaring the name, would take
         // over the policy and the old one's delete would then remove it.
@@ -790,19 +789,6 @@ function isNameTaken(error: unknown): boolean {
   return error instanceof TfeApiError && error.status === 422 && error.invalidAttributes.includes("name");
 }
 
-/** A create that failed this way may still have created the policy. */
-function mayHaveCreated(error: unknown): boolean {
-  if (error instanceof TfeConnectionError) return error.mayHaveReachedService;
-  return error instanceof TfeApiError && error.status >= 500;
-}
-
-async function findByName(client: TfeClient, organization: string, name: string): Promise<ServicePolicy | undefined> {
-  for await (const policy of client.policies.listAll(organization, { search: name })) {
-    if (policy.name === name) return policy;
-  }
-  return undefined;
-}
-
 /**
  * POST is not retried blindly: after a timeout or 5xx, the policy may exist already. Look for it by name first,
  * and take it only when it is the one just sent (no code yet, same attributes); otherwise send the POST again.
@@ -820,13 +806,13 @@ async function createWithoutDuplicate(client: TfeClient, inputs: PolicyInputs): 
     } catch (error) {
       // A name taken on a retry: the attempt whose answer was lost made it after the lookup that did not find it.
       if (attempt > 1 && isNameTaken(error)) {
-        const made = await findByName(client, inputs.organization, inputs.name);
+        const made = await client.policies.findByName(inputs.organization, inputs.name);
         if (isTheOneSent(made)) return made as ServicePolicy;
         throw error;
       }
-      if (!mayHaveCreated(error)) throw error;
+      if (!mayHaveTakenEffect(error)) throw error;
       // The last attempt too: a policy it made without an answer would otherwise be left outside the state.
-      const existing = await findByName(client, inputs.organization, inputs.name);
+      const existing = await client.policies.findByName(inputs.organization, inputs.name);
       if (isTheOneSent(existing)) return existing as ServicePolicy;
       if (existing || attempt >= maxAttempts) throw error;
     }
@@ -879,15 +865,6 @@ function policyAccess(client: TfeClient): ObjectAccess {
     read: (id) => client.policies.read(id),
     listOne: (organization) => client.policies.list(organization, { pageSize: 1 }),
   };
-}
-
-/** A retried DELETE whose first answer was lost finds the policy gone: that is the deletion it asked for. */
-async function deleteUnlessGone(client: TfeClient, id: string): Promise<void> {
-  try {
-    await client.policies.delete(id);
-  } catch (error) {
-    if (!(error instanceof TfeApiError && error.status === 404)) throw error;
-  }
 }
 
 async function downloadCode(client: TfeClient, id: string): Promise<Buffer | undefined> {
@@ -953,17 +930,12 @@ export class Policy extends ShimResource {
   declare readonly updatedAt: pulumi.Output<string | null>;
 
   constructor(name: string, args: PolicyArgs, opts?: pulumi.CustomResourceOptions) {
-    const outputs = outputSlots(policyProperties);
-    const props = opts?.id
-      ? outputs
-      : {
-          ...outputs,
-          ...args,
-          organization: args.organization ?? defaultOrganization(),
-          name: args.name ?? name,
-          codeFile: codeFilePath(args.codeFile),
-        };
-    super("Policy", name, props, opts);
+    super(
+      "Policy",
+      name,
+      declaredProps(policyProperties, name, args, opts, { codeFile: codeFilePath(args.codeFile) }),
+      opts,
+    );
     // The engine previews an update of a dynamic resource with its inputs as its outputs, so an output such as
     // policyId would be unknown there, and a PolicySet listing it could not tell an update from a replacement; the
     // resource's id is known whenever the policy is not replaced.

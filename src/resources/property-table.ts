@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { closestName } from "../contract/names";
-import { type CheckFailure, isUnknown, sameValue } from "./provider-context";
+import { type CheckFailure, defaultOrganization, isUnknown, sameValue } from "./provider-context";
 
 export { closestName };
 
@@ -64,6 +64,29 @@ export type ArgumentTable = Readonly<Record<string, Partial<PropertySpec>>>;
  */
 export function outputSlots(table: PropertyTable): Record<string, undefined> {
   return Object.fromEntries(Object.keys(table).flatMap((key) => (table[key]?.output ? [[key, undefined]] : [])));
+}
+
+/**
+ * What a resource's constructor hands the engine: every output's slot, and unless the resource is read by id
+ * (`opts.id`), the arguments with the organization and the name defaulted (`tfe:organization`, the resource's name)
+ * and `derived` (arguments made ready for the provider) over them.
+ */
+export function declaredProps(
+  table: PropertyTable,
+  name: string,
+  args: { organization?: unknown; name?: unknown },
+  opts: pulumi.CustomResourceOptions | undefined,
+  derived: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const outputs = outputSlots(table);
+  if (opts?.id) return outputs;
+  return {
+    ...outputs,
+    ...args,
+    organization: args.organization ?? defaultOrganization(),
+    name: args.name ?? name,
+    ...derived,
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { TfeClient } from "../client/client";
 import { resolveClientConfig } from "../client/config";
-import { TfeApiError, TfeConnectionError } from "../client/errors";
+import { TfeApiError } from "../client/errors";
 import type { PolicySet as ServicePolicySet } from "../client/policy-sets";
 import { segmentProblem } from "../contract/paths";
 import { packageDoc } from "../package-version";
@@ -15,7 +15,7 @@ import {
   tfeCause,
 } from "./failure-report";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
-import { inNamespace } from "./provider-settings";
+import { codeChecksRequired, inNamespace } from "./provider-settings";
 import { isUnknown } from "./unknown";
 
 export { isUnknown, unknownValue } from "./unknown";
@@ -102,9 +102,7 @@ export class ProviderContext {
    * set to `true` that fails, naming the fix; without, a warning says once per run what went unchecked.
    */
   missingChecker(fail: (reason: string) => void, what: string, why: string): void {
-    const required =
-      this.stackConfig?.get("requireCodeChecks") === "true" || process.env.TFE_REQUIRE_CODE_CHECKS === "true";
-    if (required) {
+    if (codeChecksRequired((key) => this.stackConfig?.get(key))) {
       fail(
         `${what} was not checked: ${why}, and tfe:requireCodeChecks (or TFE_REQUIRE_CODE_CHECKS) asks for every ` +
           `check: install OPA (${packageDoc("ci.md")} shows how in CI), or put it on PATH`,
@@ -341,15 +339,6 @@ export class SharedListings<T> {
     }
     return listing;
   }
-}
-
-/**
- * Whether a request that failed this way may still have done its work: a 5xx, or a connection that may have
- * reached the service (a timeout, a reset). A create is then looked for before it is sent again.
- */
-export function mayHaveTakenEffect(error: unknown): boolean {
-  if (error instanceof TfeConnectionError) return error.mayHaveReachedService;
-  return error instanceof TfeApiError && error.status >= 500;
 }
 
 /** How a resource reaches one kind of object, for {@link deleteConfirmingGone} and {@link answersNotFound}. */

@@ -48,6 +48,14 @@ export const providerSettings = {
   },
 } as const satisfies Record<string, Setting>;
 
+/**
+ * Whether a missing checker of policy code fails instead of warning: `requireCodeChecks` from the provider's settings
+ * (`get`, a key without its namespace), else `TFE_REQUIRE_CODE_CHECKS` in the environment.
+ */
+export function codeChecksRequired(get: (key: string) => string | undefined): boolean {
+  return get("requireCodeChecks") === "true" || process.env.TFE_REQUIRE_CODE_CHECKS === "true";
+}
+
 export const settingKeys = Object.keys(providerSettings) as (keyof typeof providerSettings)[];
 
 const settingPattern = new RegExp(`\\btfe:(${settingKeys.join("|")})\\b`, "g");

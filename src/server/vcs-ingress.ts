@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { posix } from "node:path";
 import { ArchiveError, unpackArchive } from "../policy-code/archive";
+import { globRegExp } from "../policy-code/glob";
 import { PolicySetFolderError, readPolicySetFolder } from "../policy-code/policy-set-folder";
 import type { PolicySetRecord, PolicySetVersionRecord, Storage } from "./storage";
 
@@ -134,21 +135,12 @@ export async function ingestPush(storage: Storage, identifier: string, branch: s
   return started;
 }
 
-/** A `policy-update-patterns` glob: `**` spans folders, `*` and `?` stay within one. */
+/**
+ * A `policy-update-patterns` glob, in go-slug's glob language (`**` spans folders, `*` and `?` stay within one): one
+ * that does not compile matches nothing.
+ */
 function globPattern(glob: string): RegExp {
-  let source = "";
-  const text = posix.normalize(glob).replace(/^\.\//, "");
-  for (let index = 0; index < text.length; index++) {
-    const character = text[index] as string;
-    if (character === "*" && text[index + 1] === "*") {
-      source += ".*";
-      index++;
-      if (text[index + 1] === "/") index++;
-    } else if (character === "*") source += "[^/]*";
-    else if (character === "?") source += "[^/]";
-    else source += character.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-  }
-  return new RegExp(`^${source}$`);
+  return globRegExp(posix.normalize(glob).replace(/^\.\//, "")) ?? /(?!)/;
 }
 
 /** The web host of a VCS provider, for the links a set's documents carry. */
