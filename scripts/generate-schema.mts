@@ -165,6 +165,8 @@ interface ResourceSpec {
   outputs: string;
   /** The class whose `declare readonly` fields document the outputs. */
   className: string;
+  /** Where the resource's class is: its members' docs describe the outputs. */
+  classFile: string;
   table: Record<string, { argument?: string; output?: boolean }>;
   description: string;
   /** Properties a program gives as secrets where it has them. */
@@ -174,22 +176,24 @@ interface ResourceSpec {
 const resources: ResourceSpec[] = [
   {
     name: "Policy",
-    file: "resources/policy.ts",
+    file: "resources/policy/properties.ts",
     args: "PolicyArgs",
     outputs: "PolicyOutputs",
     className: "Policy",
-    table: dist("resources/policy.js").policyProperties,
+    classFile: "resources/policy/index.ts",
+    table: dist("resources/policy/index.js").policyProperties,
     description:
       "A policy of HCP Terraform / Terraform Enterprise with its code (Sentinel or OPA), its enforcement level and " +
       "the policy sets that hold it. A lowered level, or a set left, fails preview unless allowWeakening.",
   },
   {
     name: "PolicySet",
-    file: "resources/policy-set-properties.ts",
+    file: "resources/policy-set/properties.ts",
     args: "PolicySetArgs",
     outputs: "PolicySetOutputs",
     className: "PolicySet",
-    table: dist("resources/policy-set-properties.js").policySetProperties,
+    classFile: "resources/policy-set/index.ts",
+    table: dist("resources/policy-set/properties.js").policySetProperties,
     description:
       "A policy set: a folder uploaded as a version when its content changes, a repository read from version " +
       "control (vcsRepo), or a set of individual policies, with its scope and parameters. A parameter given as a " +
@@ -197,11 +201,12 @@ const resources: ResourceSpec[] = [
   },
   {
     name: "ModuleVersionDeprecation",
-    file: "resources/module-version-deprecation.ts",
+    file: "resources/module-version-deprecation/index.ts",
     args: "ModuleVersionDeprecationArgs",
     outputs: "ModuleVersionDeprecationOutputs",
     className: "ModuleVersionDeprecation",
-    table: dist("resources/module-version-deprecation.js").deprecationProperties,
+    classFile: "resources/module-version-deprecation/index.ts",
+    table: dist("resources/module-version-deprecation/index.js").deprecationProperties,
     description:
       "Deprecates one version of a private-registry module, with a reason and a link; destroying it reinstates " +
       "the version. Needs the Plus edition.",
@@ -209,7 +214,7 @@ const resources: ResourceSpec[] = [
 ];
 
 function classDocs(spec: ResourceSpec): Map<string, string> {
-  const source = program.getSourceFile(join(root, "src", spec.file.replace("policy-set-properties", "policy-set")));
+  const source = program.getSourceFile(join(root, "src", spec.classFile));
   const docs = new Map<string, string>();
   source?.forEachChild((node) => {
     if (!ts.isClassDeclaration(node) || node.name?.text !== spec.className) return;
@@ -225,7 +230,7 @@ function classDocs(spec: ResourceSpec): Map<string, string> {
 
 function resourceSchema(spec: ResourceSpec): Schema {
   const args = members(spec.file, spec.args);
-  const outputs = members(spec.file.replace("policy-set-properties", "policy-set-properties"), spec.outputs);
+  const outputs = members(spec.file, spec.outputs);
   const docs = classDocs(spec);
   const inputProperties: Record<string, Property> = {};
   const properties: Record<string, Property> = {};
@@ -257,8 +262,8 @@ function resourceSchema(spec: ResourceSpec): Schema {
 }
 
 function componentSchema(): Schema {
-  const args = members("resources/policy-folder.ts", "PolicyFolderArgs");
-  const table = dist("resources/policy-folder.js").folderArguments as Record<string, unknown>;
+  const args = members("resources/policy-folder/index.ts", "PolicyFolderArgs");
+  const table = dist("resources/policy-folder/index.js").folderArguments as Record<string, unknown>;
   const inputProperties: Record<string, Property> = {};
   for (const key of Object.keys(table)) {
     const arg = args.get(key);

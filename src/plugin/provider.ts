@@ -1,7 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
 import { libraryVersion } from "../package-version";
-import type { ParameterState } from "../resources/policy-set-requests";
+import type { ParameterState } from "../resources/policy-set/requests";
 import { inNamespace, type ProviderContext } from "../resources/provider-context";
 import { providers } from "../resources/providers";
 import type { ProviderType } from "../resources/shim";

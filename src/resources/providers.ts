@@ -9,7 +9,7 @@ import { keepCompiledCode } from "../compile-cache";
 import { silenceQuietFailures } from "./failure-report";
 import { ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";
-import { PolicyFolderManifestProvider } from "./policy-folder-manifest";
+import { PolicyFolderManifestProvider } from "./policy-folder/manifest";
 import { PolicySetProvider } from "./policy-set";
 import { type ProviderContext, withFailureReports } from "./provider-context";
 import type { ProviderType } from "./shim";

@@ -7,7 +7,7 @@ import * as readFunctions from "../../src/read-functions";
 import { deprecationProperties } from "../../src/resources/module-version-deprecation";
 import { policyProperties } from "../../src/resources/policy";
 import { folderArguments } from "../../src/resources/policy-folder";
-import { policySetProperties } from "../../src/resources/policy-set-properties";
+import { policySetProperties } from "../../src/resources/policy-set/properties";
 import { providerSettings } from "../../src/resources/provider-settings";
 
 // The plugin's schema is generated from the resources' property tables (npm run generate:schema), and the SDKs from

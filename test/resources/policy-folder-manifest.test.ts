@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   type PolicyFolderManifestInputs,
   PolicyFolderManifestProvider,
-} from "../../src/resources/policy-folder-manifest";
+} from "../../src/resources/policy-folder/manifest";
 
 // The manifest a PolicyFolder keeps of its policies and levels: its diff sees the folder's recorded manifest (the
 // state's outputs) and the new declaration, which is how a removed policy block fails preview at all (a provider is

@@ -24,8 +24,8 @@ import {
   type PolicySetOutputs,
   PolicySetProvider,
 } from "../../src/resources/policy-set";
-import { checkVcs } from "../../src/resources/policy-set-arguments";
-import { shapeOf } from "../../src/resources/policy-set-requests";
+import { checkVcs } from "../../src/resources/policy-set/arguments";
+import { shapeOf } from "../../src/resources/policy-set/requests";
 import { unknownValue } from "../../src/resources/provider-context";
 import { type RunningServer, startServer } from "../../src/server";
 import { ingressRoute } from "../../src/server/faults";

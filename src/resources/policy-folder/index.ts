@@ -1,20 +1,20 @@
 import { relative } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { packageDoc } from "../package-version";
+import { packageDoc } from "../../package-version";
 import {
   type PolicyFolderContents,
   PolicyFolderError,
   type PolicyOverride,
   type ReadPolicyFolderOptions,
   readPolicyFolder,
-} from "../policy-code/folder";
-import { Policy, type PolicyArgs } from "./policy";
-import { PolicyFolderManifest, type PolicyFolderManifestInputs } from "./policy-folder-manifest";
-import { type ArgumentTable, argumentFailures } from "./property-table";
-import { inNamespace } from "./provider-context";
-import { codeChecksRequired } from "./provider-settings";
+} from "../../policy-code/folder";
+import { Policy, type PolicyArgs } from "../policy";
+import { type ArgumentTable, argumentFailures } from "../property-table";
+import { inNamespace } from "../provider-context";
+import { codeChecksRequired } from "../provider-settings";
+import { PolicyFolderManifest, type PolicyFolderManifestInputs } from "./manifest";
 
-export type { PolicyOverride } from "../policy-code/folder";
+export type { PolicyOverride } from "../../policy-code/folder";
 
 export interface PolicyFolderArgs {
   /**

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import type * as pulumi from "@pulumi/pulumi";
-import type { PolicyKind } from "../contract/policies";
-import { checkedThisOperation, stampChecked } from "./operation";
-import { ContextProvider, GovernanceRefusal, sameValue } from "./provider-context";
-import { ShimResource } from "./shim";
+import type { PolicyKind } from "../../contract/policies";
+import { checkedThisOperation, stampChecked } from "../operation";
+import { ContextProvider, GovernanceRefusal, sameValue } from "../provider-context";
+import { ShimResource } from "../shim";
 
 /**
  * What a PolicyFolder declared at its last `up`: each policy's name and level. A policy block removed from the folder

@@ -1,16 +1,29 @@
 import { resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import type { TfeClient } from "../client/client";
-import { TfeApiError } from "../client/errors";
-import type { CreatePolicySetOptions, PolicySet as ServicePolicySet } from "../client/policy-sets";
-import { cannotEvaluate, type PolicySetKind } from "../contract/policies";
-import { packageDoc } from "../package-version";
-import { packFiles } from "../policy-code/archive";
-import { type ContentBaseline, type Finding, strongerBaseline } from "./guard";
-import { declareMembership, ownerOf, twiceDeclared } from "./memberships";
-import { checkedThisOperation } from "./operation";
-import { setNameTakenMessage } from "./policy-set-arguments";
-import { PolicySetChecker, prepareFolder } from "./policy-set-check";
+import type { TfeClient } from "../../client/client";
+import { TfeApiError } from "../../client/errors";
+import type { CreatePolicySetOptions, PolicySet as ServicePolicySet } from "../../client/policy-sets";
+import { cannotEvaluate, type PolicySetKind } from "../../contract/policies";
+import { packageDoc } from "../../package-version";
+import { packFiles } from "../../policy-code/archive";
+import { type ContentBaseline, type Finding, strongerBaseline } from "../guard";
+import { declareMembership, ownerOf, twiceDeclared } from "../memberships";
+import { checkedThisOperation } from "../operation";
+import { argumentsOf, declaredProps, importing } from "../property-table";
+import {
+  answersNotFound,
+  ContextProvider,
+  changedProperties,
+  deleteConfirmingGone,
+  GovernanceRefusal,
+  isUnknown,
+  type ObjectAccess,
+  partialFailure,
+  sameValue,
+} from "../provider-context";
+import { ShimResource } from "../shim";
+import { setNameTakenMessage } from "./arguments";
+import { PolicySetChecker, prepareFolder } from "./check";
 import {
   type PolicySetArgs,
   type PolicySetInputs,
@@ -19,7 +32,7 @@ import {
   replacingProperties,
   setEnforcement,
   updatableProperties,
-} from "./policy-set-properties";
+} from "./properties";
 import {
   awaitVcsVersion,
   changeSet,
@@ -32,24 +45,11 @@ import {
   storedParameter,
   syncParameters,
   uploadVersion,
-} from "./policy-set-requests";
-import { argumentsOf, declaredProps, importing } from "./property-table";
-import {
-  answersNotFound,
-  ContextProvider,
-  changedProperties,
-  deleteConfirmingGone,
-  GovernanceRefusal,
-  isUnknown,
-  type ObjectAccess,
-  partialFailure,
-  sameValue,
-} from "./provider-context";
-import { ShimResource } from "./shim";
+} from "./requests";
 
-export { namesCredential } from "./policy-set-arguments";
-export type { PolicySetArgs, PolicySetInputs, PolicySetOutputs } from "./policy-set-properties";
-export { hashParameterValue, type ParameterState } from "./policy-set-requests";
+export { namesCredential } from "./arguments";
+export type { PolicySetArgs, PolicySetInputs, PolicySetOutputs } from "./properties";
+export { hashParameterValue, type ParameterState } from "./requests";
 
 export class PolicySetProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
   /** The preview checks, with what they keep for this operation (the archives they packed). */

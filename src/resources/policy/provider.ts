@@ -1,40 +1,27 @@
-import { createHash } from "node:crypto";
+// The `Policy` provider: check, diff (with the guard), create, read, update and delete, as the engine calls them.
+
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import * as pulumi from "@pulumi/pulumi";
-import type { TfeClient } from "../client/client";
-import { deletedUnlessGone, mayHaveTakenEffect, TfeApiError } from "../client/errors";
-import type { CreatePolicyOptions, Policy as ServicePolicy, UpdatePolicyOptions } from "../client/policies";
-import { maxNameLength } from "../contract/limits";
+import type * as pulumi from "@pulumi/pulumi";
+import type { TfeClient } from "../../client/client";
+import { deletedUnlessGone, TfeApiError } from "../../client/errors";
+import type { Policy as ServicePolicy } from "../../client/policies";
+import { maxNameLength } from "../../contract/limits";
 import {
-  maxPageSize,
   maxPolicyCodeBytes,
   type PolicyKind,
   policyKinds,
   policyNamePattern,
   policyRuleViolations,
-} from "../contract/policies";
-import { policySetIdPattern } from "../contract/policy-sets";
-import { packageDoc } from "../package-version";
-import { Opa } from "../policy-code/opa";
-import { dialectAdvice, queryProblems, regoVersionWords } from "../policy-code/rego";
-import { decodeUtf8, sentinelPolicyProblems } from "../policy-code/sentinel";
-import type { Enforcement } from "./guard";
-import { declareMembership, ownerOf, twiceDeclared } from "./memberships";
-import { checkedThisOperation, stampChecked } from "./operation";
-import {
-  argumentFailures,
-  argumentsOf,
-  createOptions,
-  declaredProps,
-  importing,
-  propertiesThat,
-  propertyTable,
-  readFromService,
-  recordedRemote,
-  updateOptions,
-} from "./property-table";
+} from "../../contract/policies";
+import { Opa } from "../../policy-code/opa";
+import { dialectAdvice, queryProblems, regoVersionWords } from "../../policy-code/rego";
+import { decodeUtf8, sentinelPolicyProblems } from "../../policy-code/sentinel";
+import type { Enforcement } from "../guard";
+import { declareMembership, ownerOf, twiceDeclared } from "../memberships";
+import { checkedThisOperation, stampChecked } from "../operation";
+import { argumentFailures, argumentsOf, importing } from "../property-table";
 import {
   answersNotFound,
   type CheckFailure,
@@ -44,168 +31,41 @@ import {
   checkOrganization,
   deleteConfirmingGone,
   GovernanceRefusal,
-  type IdShape,
   isUnknown,
   NameListings,
-  type ObjectAccess,
   SharedListings,
   takenNameHolder,
   unknownValue,
-} from "./provider-context";
-import { ShimResource } from "./shim";
-
-export interface PolicyArgs {
-  /** Organization of the policy; default: stack config `tfe:organization`, then `TFE_ORGANIZATION`. */
-  organization?: pulumi.Input<string>;
-  /** Policy name (letters, digits, `-`, `_`), unique in the organization; default: the resource's name. */
-  name?: pulumi.Input<string>;
-  /** What the policy checks, shown on the service; none by default. */
-  description?: pulumi.Input<string>;
-  /** `sentinel` (default) or `opa`. */
-  kind?: pulumi.Input<PolicyKind>;
-  /** OPA only, and required there, e.g. `data.terraform.deny`. */
-  query?: pulumi.Input<string>;
-  /**
-   * sentinel: `hard-mandatory`, `soft-mandatory` (default), `advisory`; opa: `mandatory`, `advisory` (default).
-   */
-  enforcementLevel?: pulumi.Input<string>;
-  /** @deprecated The service's old `enforce` array; use `enforcementLevel`. Its single entry's `mode` is used. */
-  enforce?: pulumi.Input<pulumi.Input<{ path?: pulumi.Input<string>; mode: pulumi.Input<string> }>[]>;
-  /**
-   * Policy sets that hold the policy. A change updates it in place: the policy joins and leaves sets through each
-   * set's `relationships/policies`, keeping its id and code. Leaving a set weakens governance (see `allowWeakening`).
-   */
-  policySetIds?: pulumi.Input<pulumi.Input<string>[]>;
-  /**
-   * The policy's code from a file, relative to the program's directory (Pulumi.yaml's `main`, else the project
-   * directory). Only the path, the SHA-256 and the size go into state. Exactly one of `codeFile` and `code`.
-   */
-  codeFile?: pulumi.Input<string> | pulumi.asset.FileAsset;
-  /** The policy's code, inline. Exactly one of `codeFile` and `code`. */
-  code?: pulumi.Input<string>;
-  /** Take over a policy that already has this name instead of failing. */
-  adoptExisting?: pulumi.Input<boolean>;
-  /**
-   * Allow a change that lowers `enforcementLevel` (hard-mandatory > soft-mandatory > advisory; mandatory > advisory),
-   * which otherwise fails `pulumi preview`. Stack config `tfe:allowWeakening: true` allows it for every resource.
-   */
-  allowWeakening?: pulumi.Input<boolean>;
-  /**
-   * OPA: the Rego dialect of the policy sets the policy joins, which preview checks the code in (with `opa`):
-   * `"v0"` (default) for sets on `latest` (the service runs OPA 0.61.x for it) or a 0.x runtime, `"v1"` for sets
-   * pinned to an OPA 1.x runtime. Rego v1 with `import rego.v1` reads in both.
-   */
-  regoVersion?: pulumi.Input<"v0" | "v1">;
-}
-
-/** The inputs as the provider holds them once checked. */
-export interface PolicyInputs {
-  organization: string;
-  name: string;
-  description: string | null;
-  kind: PolicyKind;
-  query: string | null;
-  enforcementLevel: string;
-  policySetIds: string[];
-  codeFile?: string;
-  code?: string;
-  /** SHA-256 of the code the service holds, as uploaded: a change of code is a change of hash. */
-  codeHash: string | null;
-  /** Size of that code in bytes. */
-  codeSize: number;
-  adoptExisting: boolean;
-  allowWeakening: boolean;
-}
-
-export interface PolicyOutputs extends PolicyInputs {
-  policyId: string;
-  /** How many policy sets hold the policy, as the service counts them (those of other owners included). */
-  policySetCount: number;
-  /** When the service last changed the policy: a refresh downloads the code only when this moved. */
-  updatedAt: string | null;
-}
-
-/**
- * What a policy enforces, for the guard: its level, and the sets it declares (the memberships it owns). Outputs
- * give the service's (the baseline), checked inputs the program's.
- */
-function policyEnforcement(props: { kind?: unknown; enforcementLevel?: unknown; policySetIds?: unknown }): Enforcement {
-  return {
-    kind: props.kind as PolicyKind,
-    policies: { "": props.enforcementLevel as string },
-    memberships: {
-      property: "policySetIds",
-      ids: props.policySetIds ?? [],
-      whenReplaced: "a PolicySet that is replaced gets a new id, and the policy leaves the old set",
-    },
-  };
-}
-
-const policySetIdShape: IdShape = {
-  what: "policy set",
-  pattern: policySetIdPattern,
-  example: "polset-3yVQZvHzf5j3WRJ1",
-};
-
-const defaultEnforcementLevel: Record<PolicyKind, string> = { sentinel: "soft-mandatory", opa: "advisory" };
-/**
- * Every property of a policy, once. The code counts by its hash; `code` too, so that moving between inline code and
- * a file shows. Not `codeFile`: the same file at another path (an absolute path from another checkout) changes
- * nothing on the service. Not `adoptExisting`: it acts only at creation. Either would fail `pulumi preview
- * --expect-no-changes` for nothing. `enforce` is read into `enforcementLevel`.
- */
-export const policyProperties = propertyTable<PolicyArgs>()({
-  organization: { argument: "string", change: "replaces", output: true, service: { read: "held, else declared" } },
-  name: { argument: "string", change: "replaces", output: true, service: { sent: "create", read: "as held" } },
-  description: {
-    argument: "string",
-    change: "updates",
-    output: true,
-    service: { sent: "create and update", clears: true, read: "as held" },
-  },
-  kind: { argument: "string", change: "replaces", output: true, service: { sent: "create", read: "as held" } },
-  query: {
-    argument: "string",
-    change: "updates",
-    output: true,
-    service: { sent: "create and update", read: "as held" },
-  },
-  enforcementLevel: {
-    argument: "string",
-    change: "updates",
-    output: true,
-    service: { sent: "create and update", read: "held, else declared" },
-  },
-  enforce: { argument: "list", change: "none", output: false },
-  // Sent at create; an update changes it through the sets' relationships, not the PATCH (see `update`).
-  policySetIds: {
-    argument: "string list",
-    change: "updates",
-    output: true,
-    service: { sent: "create", read: "held, else declared" },
-  },
-  codeFile: { argument: "string", change: "none", output: true },
-  code: { argument: "string", change: "updates", output: false },
-  codeHash: { change: "updates", output: true },
-  codeSize: { change: "none", output: true },
-  adoptExisting: { argument: "boolean", change: "none", output: false },
-  allowWeakening: { argument: "boolean", change: "none", output: false },
-  regoVersion: { argument: "string", change: "none", output: false },
-  policyId: { change: "none", output: true, service: { as: "id", read: "as held" } },
-  policySetCount: { change: "none", output: true, service: { read: "as held" } },
-  updatedAt: { change: "none", output: true, service: { read: "as held" } },
-});
-const replacingProperties = propertiesThat(policyProperties, "replaces");
-const updatableProperties = propertiesThat(policyProperties, "updates");
-
-export function hashCode(code: Uint8Array): string {
-  return createHash("sha256").update(code).digest("hex");
-}
-
-function loadCode(inputs: Pick<PolicyInputs, "code" | "codeFile">): Buffer {
-  if (inputs.code !== undefined) return Buffer.from(inputs.code, "utf8");
-  return readFileSync(resolve(inputs.codeFile as string));
-}
+} from "../provider-context";
+import {
+  declaredMemberships,
+  defaultEnforcementLevel,
+  hashCode,
+  loadCode,
+  type PolicyInputs,
+  type PolicyOutputs,
+  policyEnforcement,
+  policyProperties,
+  policySetIdShape,
+  replacingProperties,
+  toOutputs,
+  updatableProperties,
+} from "./properties";
+import {
+  attributeChanges,
+  changeMembership,
+  createWithoutDuplicate,
+  downloadCode,
+  isNameTaken,
+  listPolicies,
+  nameTakenMessage,
+  policyAccess,
+  recorded,
+  setByUploadAnswered,
+  uploadAnswerKey,
+  uploadAnswerOf,
+  withUploadAnswer,
+} from "./requests";
 
 /** Pulumi's provider for `Policy`, run in the engine's dynamic-provider process through the thin shim. */
 export class PolicyProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
@@ -707,246 +567,5 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     // resource hands it over rather than deleting what the stack now holds under its new name.
     if (this.context.adoptedThisOperation(id)) return;
     await deleteConfirmingGone(policyAccess(this.context.client), id, props.organization);
-  }
-}
-
-/**
- * The internal output that says when the service answered our last upload of the policy's code (its `Date` header,
- * to the second), until a read records the `updated-at` that upload set. The upload answers no body, and reading
- * the policy back for its `updated-at` cost a request per policy (600 requests for 200 creates where 400 do); without
- * either, the first refresh after every up downloaded each uploaded policy. An upload sets `updated-at` before it is
- * answered, so an `updated-at` before the end of the answer's second is ours; a later one is a change made since,
- * and the refresh downloads the code. An upload by someone else within that second would be taken for ours, as it
- * was in the moment between our upload and its read-back.
- */
-const uploadAnswerKey = "__uploadAnsweredAt";
-
-function withUploadAnswer(
-  outs: PolicyOutputs,
-  uploaded: { answeredAt: Date | undefined } | undefined,
-): PolicyOutputs & { [uploadAnswerKey]?: string } {
-  return uploaded?.answeredAt ? { ...outs, [uploadAnswerKey]: uploaded.answeredAt.toISOString() } : outs;
-}
-
-function uploadAnswerOf(props: Partial<PolicyOutputs>): { answeredAt: Date | undefined } | undefined {
-  const recorded = (props as Record<string, unknown>)[uploadAnswerKey];
-  const time = typeof recorded === "string" ? Date.parse(recorded) : Number.NaN;
-  return Number.isNaN(time) ? undefined : { answeredAt: new Date(time) };
-}
-
-/** Whether `updatedAt` is one the upload answered at `answeredAt` (to the second) set, or earlier. */
-function setByUploadAnswered(updatedAt: string, answeredAt: Date): boolean {
-  return Date.parse(updatedAt) < answeredAt.getTime() + 1000;
-}
-
-/**
- * The policy joins the sets it is newly declared in, then leaves the ones it no longer is: one request per set, the
- * policy's id and code untouched, and never a moment in fewer sets than both lists share.
- */
-async function changeMembership(
-  client: TfeClient,
-  policyId: string,
-  held: readonly string[] | undefined,
-  declared: readonly string[],
-  policy: ServicePolicy,
-): Promise<ServicePolicy> {
-  const before = new Set(held ?? []);
-  const joins = declared.filter((setId) => !before.has(setId));
-  const leaves = [...before].filter((setId) => !declared.includes(setId));
-  if (joins.length + leaves.length === 0) return policy;
-  for (const setId of joins) await client.policySets.addPolicies(setId, [policyId]);
-  for (const setId of leaves) await client.policySets.removePolicies(setId, [policyId]);
-  return {
-    ...policy,
-    policySetIds: [...new Set([...(policy.policySetIds ?? []), ...before, ...joins])].filter(
-      (setId) => !leaves.includes(setId),
-    ),
-    policySetCount: Math.max(0, policy.policySetCount + joins.length - leaves.length),
-  };
-}
-
-/**
- * The policy with only the set memberships it declares: one in a set that a PolicySet's policyIds (or anyone else)
- * made is that owner's, not drift of this resource; one it declares and that was removed outside Pulumi is. A
- * policy read without a declaration (`Policy.get`) keeps them all.
- */
-function declaredMemberships(policy: ServicePolicy, declared: readonly string[] | undefined): ServicePolicy {
-  if (!Array.isArray(declared) || policy.policySetIds === undefined) return policy;
-  return { ...policy, policySetIds: policy.policySetIds.filter((setId) => declared.includes(setId)) };
-}
-
-/** The policy as the outputs recorded it at the last operation. */
-function recorded(olds: PolicyOutputs): ServicePolicy {
-  const remote = recordedRemote<Omit<ServicePolicy, "enforce" | "hasCode">>(policyProperties, olds);
-  return { ...remote, enforce: [], hasCode: olds.codeHash !== null };
-}
-
-function attributeChanges(olds: Partial<PolicyOutputs>, news: PolicyInputs): UpdatePolicyOptions {
-  return updateOptions<UpdatePolicyOptions>(policyProperties, olds, news);
-}
-
-function isNameTaken(error: unknown): boolean {
-  return error instanceof TfeApiError && error.status === 422 && error.invalidAttributes.includes("name");
-}
-
-/**
- * POST is not retried blindly: after a timeout or 5xx, the policy may exist already. Look for it by name first,
- * and take it only when it is the one just sent (no code yet, same attributes); otherwise send the POST again.
- * "No code yet" is a null `updated-at` (spec 2.1, service-facts): a list response may link to a download before
- * any upload (spec 2.1), so `hasCode` could take the policy just created for someone else's.
- */
-async function createWithoutDuplicate(client: TfeClient, inputs: PolicyInputs): Promise<ServicePolicy> {
-  const options = createOptions<CreatePolicyOptions>(policyProperties, inputs);
-  const maxAttempts = 3;
-  const isTheOneSent = (policy: ServicePolicy | undefined) =>
-    policy !== undefined && policy.updatedAt === null && policy.enforcementLevel === inputs.enforcementLevel;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await client.policies.create(inputs.organization, options);
-    } catch (error) {
-      // A name taken on a retry: the attempt whose answer was lost made it after the lookup that did not find it.
-      if (attempt > 1 && isNameTaken(error)) {
-        const made = await client.policies.findByName(inputs.organization, inputs.name);
-        if (isTheOneSent(made)) return made as ServicePolicy;
-        throw error;
-      }
-      if (!mayHaveTakenEffect(error)) throw error;
-      // The last attempt too: a policy it made without an answer would otherwise be left outside the state.
-      const existing = await client.policies.findByName(inputs.organization, inputs.name);
-      if (isTheOneSent(existing)) return existing as ServicePolicy;
-      if (existing || attempt >= maxAttempts) throw error;
-    }
-  }
-}
-
-/** The refusal of a taken name, with every way out: each fits another cause. */
-export function nameTakenMessage(inputs: Pick<PolicyInputs, "name" | "organization">, id: string): string {
-  return (
-    `a policy named "${inputs.name}" already exists in organization "${inputs.organization}" (${id}), and this ` +
-    "resource did not create it. If the resource was renamed or moved (into or out of a component, a PolicyFolder " +
-    "renamed), give it its old name with the aliases resource option; to manage that policy here, set " +
-    "adoptExisting: true; if a killed pulumi up created it, run npx tfe-governance pending-creates --apply " +
-    `(${packageDoc("troubleshooting.md")}: After a cancelled run); else choose another name`
-  );
-}
-
-/**
- * Every policy of `organization`, by id, with the policy sets each is in where the list says; or undefined when the
- * organization holds so many more policies than the stack reads that its other pages would cost more requests than
- * a show per read (a stack of 10 policies in an organization of 5,000).
- */
-async function listPolicies(
-  client: TfeClient,
-  organization: string,
-  reads: () => number,
-): Promise<ReadonlyMap<string, ServicePolicy> | undefined> {
-  const policies = new Map<string, ServicePolicy>();
-  let pageNumber = 1;
-  for (;;) {
-    const page = await client.policies.list(organization, {
-      pageSize: maxPageSize,
-      includePolicySets: true,
-      pageNumber,
-    });
-    for (const policy of page.items) policies.set(policy.id, policy);
-    if (pageNumber === 1 && page.pagination.totalPages - 1 > reads()) return undefined;
-    const next = page.pagination.nextPage;
-    // A next-page that does not move forward (a misbehaving proxy or server) would otherwise loop forever.
-    if (next === null || next <= pageNumber) return policies;
-    pageNumber = next;
-  }
-}
-
-/** The policies API, as {@link deleteConfirmingGone} and {@link answersNotFound} reach it. */
-function policyAccess(client: TfeClient): ObjectAccess {
-  return {
-    what: "policy",
-    remove: (id) => client.policies.delete(id),
-    read: (id) => client.policies.read(id),
-    listOne: (organization) => client.policies.list(organization, { pageSize: 1 }),
-  };
-}
-
-async function downloadCode(client: TfeClient, id: string): Promise<Buffer | undefined> {
-  try {
-    return await client.policies.download(id);
-  } catch (error) {
-    if (error instanceof TfeApiError && error.status === 404) return undefined;
-    throw error;
-  }
-}
-
-function toOutputs(
-  inputs: PolicyInputs,
-  policy: ServicePolicy,
-  codeHash: string | null,
-  codeSize: number,
-): PolicyOutputs {
-  const held = readFromService<Omit<PolicyOutputs, "codeHash" | "codeSize" | "adoptExisting" | "allowWeakening">>(
-    policyProperties,
-    declaredMemberships(policy, inputs.policySetIds),
-    inputs,
-  );
-  const outputs: PolicyOutputs = {
-    ...held,
-    codeHash,
-    codeSize,
-    adoptExisting: inputs.adoptExisting ?? false,
-    allowWeakening: inputs.allowWeakening ?? false,
-  };
-  if (inputs.codeFile !== undefined) outputs.codeFile = inputs.codeFile;
-  if (inputs.code !== undefined) outputs.code = inputs.code;
-  return outputs;
-}
-
-/**
- * `codeFile` as a path: a FileAsset gives its own. `Asset.isInstance` rather than `instanceof`, because the program's
- * FileAsset may come from another copy of @pulumi/pulumi (its own version, where it differs from the one this library
- * pins), and would otherwise reach the provider as an asset object instead of a path.
- */
-function codeFilePath(codeFile: PolicyArgs["codeFile"]): pulumi.Input<string> | undefined {
-  if (pulumi.asset.Asset.isInstance(codeFile)) return (codeFile as pulumi.asset.FileAsset).path;
-  return codeFile as pulumi.Input<string> | undefined;
-}
-
-/**
- * A policy of HCP Terraform / Terraform Enterprise, with its code, managed by Pulumi. Type token
- * `pulumi-nodejs:dynamic/tfe:Policy`.
- */
-export class Policy extends ShimResource {
-  declare readonly organization: pulumi.Output<string>;
-  declare readonly name: pulumi.Output<string>;
-  declare readonly description: pulumi.Output<string | null>;
-  declare readonly kind: pulumi.Output<PolicyKind>;
-  declare readonly query: pulumi.Output<string | null>;
-  declare readonly enforcementLevel: pulumi.Output<string>;
-  declare readonly policySetIds: pulumi.Output<string[]>;
-  declare readonly codeFile: pulumi.Output<string | undefined>;
-  declare readonly codeHash: pulumi.Output<string>;
-  declare readonly codeSize: pulumi.Output<number>;
-  /** The service's id of the policy (`pol-...`); also the resource's id. */
-  declare readonly policyId: pulumi.Output<string>;
-  declare readonly policySetCount: pulumi.Output<number>;
-  declare readonly updatedAt: pulumi.Output<string | null>;
-
-  constructor(name: string, args: PolicyArgs, opts?: pulumi.CustomResourceOptions) {
-    super(
-      "Policy",
-      name,
-      declaredProps(policyProperties, name, args, opts, { codeFile: codeFilePath(args.codeFile) }),
-      opts,
-    );
-    // The engine previews an update of a dynamic resource with its inputs as its outputs, so an output such as
-    // policyId would be unknown there, and a PolicySet listing it could not tell an update from a replacement; the
-    // resource's id is known whenever the policy is not replaced.
-    (this as { policyId: pulumi.Output<string> }).policyId = this.id;
-    if (!opts?.id && args.enforce !== undefined) {
-      pulumi.log.warn("enforce is deprecated by the service: use enforcementLevel instead", this);
-    }
-  }
-
-  /** Reads an existing policy by id into the program, without managing it. */
-  static get(name: string, id: pulumi.Input<string>, opts?: pulumi.CustomResourceOptions): Policy {
-    return new Policy(name, {}, { ...opts, id });
   }
 }

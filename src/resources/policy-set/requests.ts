@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import type { TfeClient } from "../client/client";
-import { deletedUnlessGone, mayHaveTakenEffect, TfeApiError } from "../client/errors";
+import type { TfeClient } from "../../client/client";
+import { deletedUnlessGone, mayHaveTakenEffect, TfeApiError } from "../../client/errors";
 import {
   type CreatePolicySetOptions,
   type PolicySetParameter,
@@ -8,9 +8,9 @@ import {
   type PolicySet as ServicePolicySet,
   scopeRelationshipOf,
   type UpdatePolicySetOptions,
-} from "../client/policy-sets";
-import type { ScopeRelationship } from "../contract/policy-sets";
-import { sameValue } from "./provider-context";
+} from "../../client/policy-sets";
+import type { ScopeRelationship } from "../../contract/policy-sets";
+import { sameValue } from "../provider-context";
 
 /**
  * The requests that make a policy set what the program declares. Each sequence is ordered so that a failure half-way

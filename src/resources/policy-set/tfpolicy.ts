@@ -1,8 +1,8 @@
-import { isObject } from "../policy-code/hcl";
-import type { FolderFiles, PolicySetFolderSummary } from "../policy-code/policy-set-folder";
-import { readTfPolicyFolder, type TfPolicyBlock } from "../policy-code/tfpolicy";
-import type { PolicyBlockShape } from "./guard";
-import { type CheckFailure, isUnknown } from "./provider-context";
+import { isObject } from "../../policy-code/hcl";
+import type { FolderFiles, PolicySetFolderSummary } from "../../policy-code/policy-set-folder";
+import { readTfPolicyFolder, type TfPolicyBlock } from "../../policy-code/tfpolicy";
+import type { PolicyBlockShape } from "../guard";
+import { type CheckFailure, isUnknown } from "../provider-context";
 
 /**
  * A Terraform policy set's folder read at preview with every check of its schema, its levels resolved from the

@@ -2,29 +2,25 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
-import { TfeApiError } from "../client/errors";
-import { maxNameLength } from "../contract/limits";
-import { type PolicySetKind, policyNamePattern, policySetKinds } from "../contract/policies";
-import { policySetArchiveSizeProblem } from "../contract/policy-sets";
-import { archiveSize, collectFolder, fileDigests, hashFiles, packFiles } from "../policy-code/archive";
-import { normalizedPoliciesPath } from "../policy-code/folder-files";
-import { headCommit } from "../policy-code/git";
-import { Opa } from "../policy-code/opa";
-import { bringInOutsideSources, type WithOutsideSources } from "../policy-code/outside-sources";
+import { TfeApiError } from "../../client/errors";
+import { maxNameLength } from "../../contract/limits";
+import { type PolicySetKind, policyNamePattern, policySetKinds } from "../../contract/policies";
+import { policySetArchiveSizeProblem } from "../../contract/policy-sets";
+import { archiveSize, collectFolder, fileDigests, hashFiles, packFiles } from "../../policy-code/archive";
+import { normalizedPoliciesPath } from "../../policy-code/folder-files";
+import { headCommit } from "../../policy-code/git";
+import { Opa } from "../../policy-code/opa";
+import { bringInOutsideSources, type WithOutsideSources } from "../../policy-code/outside-sources";
 import {
   type FolderFiles,
   kindOfFolder,
   PolicySetFolderError,
   type PolicySetFolderSummary,
   readPolicySetFolder,
-} from "../policy-code/policy-set-folder";
-import { dialectAdvice, policyToolVersionWords, queryProblems, regoVersionOfRuntime } from "../policy-code/rego";
-import { stampChecked } from "./operation";
-import { checkDirectoryKept, checkVcs, idShapes, namesCredential, setNameTakenMessage } from "./policy-set-arguments";
-import { policySetProperties, setEnforcement } from "./policy-set-properties";
-import { type ParameterState, scopeOptions, shapeOf, type VcsRepoShape } from "./policy-set-requests";
-import { checkTfPolicyFolder, terraformPolicyArgumentFailures } from "./policy-set-tfpolicy";
-import { argumentFailures } from "./property-table";
+} from "../../policy-code/policy-set-folder";
+import { dialectAdvice, policyToolVersionWords, queryProblems, regoVersionOfRuntime } from "../../policy-code/rego";
+import { stampChecked } from "../operation";
+import { argumentFailures } from "../property-table";
 import {
   type CheckFailure,
   checkIdList,
@@ -33,7 +29,11 @@ import {
   NameListings,
   type ProviderContext,
   takenNameHolder,
-} from "./provider-context";
+} from "../provider-context";
+import { checkDirectoryKept, checkVcs, idShapes, namesCredential, setNameTakenMessage } from "./arguments";
+import { policySetProperties, setEnforcement } from "./properties";
+import { type ParameterState, scopeOptions, shapeOf, type VcsRepoShape } from "./requests";
+import { checkTfPolicyFolder, terraformPolicyArgumentFailures } from "./tfpolicy";
 
 /** What checking the folder found: whether it could be read (a weakening can be judged only then), and what. */
 interface FolderCheck {

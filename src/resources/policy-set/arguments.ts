@@ -1,6 +1,6 @@
-import type { PolicySetScope } from "../client/policy-sets";
-import { normalizedPoliciesPath } from "../policy-code/folder-files";
-import { type CheckFailure, type IdShape, isUnknown } from "./provider-context";
+import type { PolicySetScope } from "../../client/policy-sets";
+import { normalizedPoliciesPath } from "../../policy-code/folder-files";
+import { type CheckFailure, type IdShape, isUnknown } from "../provider-context";
 
 // The rules of a PolicySet's arguments that need neither the folder nor the service: which parameter names hold
 // credentials, where a set's versions come from, what its ids look like.

@@ -1,9 +1,9 @@
 import type * as pulumi from "@pulumi/pulumi";
-import type { PolicySetScope } from "../client/policy-sets";
-import type { PolicySetKind } from "../contract/policies";
-import type { Enforcement, PolicyBlockShape } from "./guard";
-import type { ParameterState, VcsRepoShape } from "./policy-set-requests";
-import { propertiesThat, propertyTable } from "./property-table";
+import type { PolicySetScope } from "../../client/policy-sets";
+import type { PolicySetKind } from "../../contract/policies";
+import type { Enforcement, PolicyBlockShape } from "../guard";
+import { propertiesThat, propertyTable } from "../property-table";
+import type { ParameterState, VcsRepoShape } from "./requests";
 
 // PolicySet's arguments, inputs, outputs and its table of properties: what the checks, the provider and the
 // resource class share.

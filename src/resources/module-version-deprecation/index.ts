@@ -1,13 +1,13 @@
 import type * as pulumi from "@pulumi/pulumi";
-import type { TfeClient } from "../client/client";
-import { TfeApiError } from "../client/errors";
-import type { ModuleVersionAddress } from "../client/module-versions";
-import type { Deprecation, RegistryModuleVersionSummary } from "../client/registry";
-import { isWebLink, semanticVersionPattern } from "../contract/limits";
-import { reasonWithoutNotice } from "../contract/module-versions";
-import { segmentProblem } from "../contract/paths";
-import { packageDoc } from "../package-version";
-import { argumentFailures, outputSlots, propertiesThat, propertyTable } from "./property-table";
+import type { TfeClient } from "../../client/client";
+import { TfeApiError } from "../../client/errors";
+import type { ModuleVersionAddress } from "../../client/module-versions";
+import type { Deprecation, RegistryModuleVersionSummary } from "../../client/registry";
+import { isWebLink, semanticVersionPattern } from "../../contract/limits";
+import { reasonWithoutNotice } from "../../contract/module-versions";
+import { segmentProblem } from "../../contract/paths";
+import { packageDoc } from "../../package-version";
+import { argumentFailures, outputSlots, propertiesThat, propertyTable } from "../property-table";
 import {
   type CheckFailure,
   ContextProvider,
@@ -17,8 +17,8 @@ import {
   defaultOrganization,
   isUnknown,
   SharedListings,
-} from "./provider-context";
-import { ShimResource } from "./shim";
+} from "../provider-context";
+import { ShimResource } from "../shim";
 
 export interface ModuleVersionDeprecationArgs {
   /** Organization that owns the private module; default: stack config `tfe:organization`, then `TFE_ORGANIZATION`. */
