@@ -1,47 +1,42 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import type { JsonApiErrorObject } from "../../contract/jsonapi";
 import { jsonApiMediaType } from "../../contract/jsonapi";
 import { defaultPageSize, kindPhrase, maxPageSize, policySetKinds } from "../../contract/policies";
 import {
-  createParameterRequest,
   createPolicySetRequest,
   type ParameterDocument,
   type ParameterListDocument,
-  type ParameterResource,
   type PolicySetDocument,
   type PolicySetInclude,
   type PolicySetListDocument,
   type PolicySetRelationship,
   type PolicySetResource,
   type PolicySetVersionDocument,
-  parameterCategory,
-  parameterDocument,
-  parameterListDocument,
   policySetDocument,
   policySetIncludes,
   policySetListDocument,
-  policySetVersionDocument,
   relationshipRequest,
   type ScopeRelationship,
   scopeRelationshipNames,
   scopeRelationships,
-  updateParameterRequest,
   updatePolicySetRequest,
 } from "../../contract/policy-sets";
-import { authorize, type Permission } from "../auth";
+import { authorize } from "../auth";
 import type { AppContext } from "../context";
-import { uploadPath } from "../download-origin";
 import { ApiError, alreadyTaken, badParameter, invalidAttribute, notFound, parseBody } from "../errors";
 import { jsonApiEndpoint } from "../openapi";
 import { oneOf, paginationOf, type Query, requestedPage } from "../pagination";
-import type { ParameterRecord, PolicySetRecord, PolicySetVersionRecord, Storage } from "../storage";
+import type { PolicySetRecord, Storage } from "../storage";
 import { providerHost, startVcsIngress } from "../vcs-ingress";
 
-type SetParams = { Params: { policySetId: string } };
+import { bothKindsMessage, loadPolicySet, type SetParams } from "./policy-set-access";
+import { registerParameterRoutes } from "./policy-set-parameters";
+import { registerVersionRoutes, versionDocument } from "./policy-set-versions";
+
 type OrganizationParams = { Params: { organization: string } };
 
 /** An upload link lasts an hour, as the service's does. */
-const uploadLinkTtlMs = 60 * 60 * 1000;
+const _uploadLinkTtlMs = 60 * 60 * 1000;
 
 /** Typed by the contract's documents, so the compiler holds every response to them. */
 const send = (
@@ -100,63 +95,6 @@ function policySetResource(set: PolicySetRecord): PolicySetResource {
     },
     links: { self: `/api/v2/policy-sets/${set.id}` },
   };
-}
-
-function versionDocument(version: PolicySetVersionRecord, uploadLink: string | undefined): PolicySetVersionDocument {
-  const timestamps = Object.fromEntries(
-    Object.entries(version.statusTimestamps).map(([status, at]) => [`${status}-at`, at]),
-  );
-  return {
-    data: {
-      id: version.id,
-      type: "policy-set-versions",
-      attributes: {
-        source: version.source,
-        status: version.status,
-        "status-timestamps": timestamps,
-        error: version.status === "errored" ? "ingress_failed" : null,
-        "error-message": version.errorMessage,
-        "ingress-attributes": version.ingressAttributes && {
-          "commit-sha": version.ingressAttributes.commitSha,
-          "commit-url": version.ingressAttributes.commitUrl,
-          branch: version.ingressAttributes.branch,
-          identifier: version.ingressAttributes.identifier,
-          "is-pull-request": false,
-          "sender-username": "tfe-governance-server",
-        },
-        "created-at": version.createdAt,
-        "updated-at": version.updatedAt,
-      },
-      relationships: { "policy-set": { data: { id: version.policySetId, type: "policy-sets" } } },
-      links: {
-        self: `/api/v2/policy-set-versions/${version.id}`,
-        ...(version.status === "pending" && uploadLink ? { upload: uploadLink } : {}),
-      },
-    },
-  };
-}
-
-function parameterResource(parameter: ParameterRecord): ParameterResource {
-  return {
-    id: parameter.id,
-    type: "vars",
-    attributes: {
-      key: parameter.key,
-      // Write-only: a sensitive value never leaves the server again.
-      value: parameter.sensitive ? "" : parameter.value,
-      category: parameterCategory,
-      sensitive: parameter.sensitive,
-    },
-    relationships: { configurable: { data: { id: parameter.policySetId, type: "policy-sets" } } },
-  };
-}
-
-/** The set named in the path, or a 404 when it is missing or the token may not `permission` it. */
-function loadPolicySet(storage: Storage, request: FastifyRequest<SetParams>, permission: Permission): PolicySetRecord {
-  const policySet = storage.policySet(request.params.policySetId);
-  if (!policySet) throw notFound();
-  authorize(request, policySet.organization, permission);
-  return policySet;
 }
 
 function requestedIncludes(query: Query): Set<PolicySetInclude> {
@@ -239,9 +177,6 @@ function checkMembers(
       : [invalidAttribute(pointer(index), `"${id}" is not a ${what} of organization ${set.organization}`)];
   });
 }
-
-const bothKindsMessage =
-  "a policy set holds individual policies or uploaded versions, never both: use another set, or remove them first";
 
 /** Policy sets, their scope, versions and parameters (policy-sets-api.md). */
 export function registerPolicySetRoutes(app: FastifyInstance, context: AppContext): void {
@@ -598,152 +533,6 @@ function registerRelationshipRoutes(app: FastifyInstance, storage: Storage): voi
       });
     }
   }
-}
-
-function registerVersionRoutes(app: FastifyInstance, { storage, signer, downloadOrigin }: AppContext): void {
-  const uploadLink = (versionId: string) => signer.sign(downloadOrigin(), uploadPath(versionId), uploadLinkTtlMs);
-
-  app.post<SetParams>(
-    "/api/v2/policy-sets/:policySetId/versions",
-    jsonApiEndpoint({
-      summary: "Create a policy set version: upload the folder's gzip'd tar to its links.upload (no token there)",
-      success: { status: 201, description: "Created, pending its upload", schema: policySetVersionDocument },
-      moreErrors: [422],
-    }),
-    async (request, reply) => {
-      const policySet = loadPolicySet(storage, request, "managePolicies");
-      if (policySet.policyIds.length > 0) throw ApiError.single(422, "invalid attribute", bothKindsMessage);
-      if (policySet.vcsRepo) {
-        throw ApiError.single(
-          422,
-          "invalid attribute",
-          `This policy set reads from version control (${policySet.vcsRepo.identifier}): its versions come from commits, not uploads.`,
-        );
-      }
-      const version = storage.createVersion(policySet.id);
-      reply.code(201);
-      return send(reply, versionDocument(version, uploadLink(version.id)));
-    },
-  );
-
-  app.get<{ Params: { versionId: string } }>(
-    "/api/v2/policy-set-versions/:versionId",
-    jsonApiEndpoint({
-      summary: "Show a policy set version: pending, ingressing, ready or errored (with error-message)",
-      success: { status: 200, description: "The version", schema: policySetVersionDocument },
-    }),
-    async (request, reply) => {
-      const version = storage.version(request.params.versionId);
-      const policySet = version && storage.policySet(version.policySetId);
-      if (!version || !policySet) throw notFound();
-      authorize(request, policySet.organization, "read");
-      return send(reply, versionDocument(version, uploadLink(version.id)));
-    },
-  );
-}
-
-function registerParameterRoutes(app: FastifyInstance, storage: Storage): void {
-  type ParameterParams = { Params: { policySetId: string; parameterId: string } };
-  const base = "/api/v2/policy-sets/:policySetId/parameters";
-  const loadParameter = (request: FastifyRequest<ParameterParams>, permission: Permission) => {
-    const policySet = loadPolicySet(storage, request, permission);
-    const parameter = storage.parameter(request.params.parameterId);
-    if (parameter?.policySetId !== policySet.id) throw notFound();
-    return parameter;
-  };
-
-  app.get<SetParams & { Querystring: Query }>(
-    base,
-    jsonApiEndpoint({
-      summary: "List a policy set's parameters (sensitive values read back empty)",
-      success: { status: 200, description: "One page", schema: parameterListDocument },
-    }),
-    async (request, reply) => {
-      const policySet = loadPolicySet(storage, request, "read");
-      const page = requestedPage(request.query);
-      const all = storage.parameters(policySet.id);
-      return send(reply, {
-        data: all.slice(page.offset, page.offset + page.pageSize).map(parameterResource),
-        ...paginationOf(request, `/api/v2/policy-sets/${policySet.id}/parameters`, page, all.length),
-      });
-    },
-  );
-
-  app.post<SetParams>(
-    base,
-    jsonApiEndpoint({
-      summary: "Create a parameter of a Sentinel or Terraform policy set",
-      request: createParameterRequest,
-      success: { status: 201, description: "Created", schema: parameterDocument },
-    }),
-    async (request, reply) => {
-      const policySet = loadPolicySet(storage, request, "managePolicies");
-      const { attributes } = parseBody(createParameterRequest, request.body).data;
-      // Sentinel's params and Terraform policy's inputs read parameters; OPA sets take none.
-      if (policySet.kind === "opa") {
-        throw ApiError.single(422, "invalid attribute", "parameters are for Sentinel and Terraform policy sets", {
-          pointer: "/data/attributes/key",
-        });
-      }
-      const created = storage.createParameter({
-        policySetId: policySet.id,
-        key: attributes.key,
-        value: attributes.value ?? "",
-        sensitive: attributes.sensitive ?? false,
-      });
-      if (created === "key-taken") throw keyTaken();
-      reply.code(201);
-      return send(reply, { data: parameterResource(created) });
-    },
-  );
-
-  app.get<ParameterParams>(
-    `${base}/:parameterId`,
-    jsonApiEndpoint({
-      summary: "Show a policy set parameter",
-      success: { status: 200, description: "The parameter", schema: parameterDocument },
-    }),
-    async (request, reply) => send(reply, { data: parameterResource(loadParameter(request, "read")) }),
-  );
-
-  app.patch<ParameterParams>(
-    `${base}/:parameterId`,
-    jsonApiEndpoint({
-      summary: "Update a policy set parameter: attributes left out keep their value",
-      request: updateParameterRequest,
-      success: { status: 200, description: "The updated parameter", schema: parameterDocument },
-    }),
-    async (request, reply) => {
-      const parameter = loadParameter(request, "managePolicies");
-      const { attributes } = parseBody(updateParameterRequest, request.body).data;
-      if (parameter.sensitive && attributes.sensitive === false) {
-        throw ApiError.single(
-          422,
-          "invalid attribute",
-          "sensitive cannot be turned off: its value is write-only; delete the parameter and create it again",
-          { pointer: "/data/attributes/sensitive" },
-        );
-      }
-      const updated = storage.updateParameter(parameter.id, attributes);
-      if (updated === "key-taken") throw keyTaken();
-      if (!updated) throw notFound();
-      return send(reply, { data: parameterResource(updated) });
-    },
-  );
-
-  app.delete<ParameterParams>(
-    `${base}/:parameterId`,
-    jsonApiEndpoint({ summary: "Delete a policy set parameter", success: { status: 204, description: "Deleted" } }),
-    async (request, reply) => {
-      const parameter = loadParameter(request, "managePolicies");
-      storage.deleteParameter(parameter.id);
-      return reply.code(204).send();
-    },
-  );
-}
-
-function keyTaken(): ApiError {
-  return ApiError.single(422, "invalid attribute", "Key has already been taken", { pointer: "/data/attributes/key" });
 }
 
 /**

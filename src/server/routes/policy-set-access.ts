@@ -1,0 +1,24 @@
+// How a policy-set route reaches the set its path names.
+
+import type { FastifyRequest } from "fastify";
+import { authorize, type Permission } from "../auth";
+import { notFound } from "../errors";
+import type { PolicySetRecord, Storage } from "../storage";
+
+export type SetParams = { Params: { policySetId: string } };
+
+/** The set named in the path, or a 404 when it is missing or the token may not `permission` it. */
+export function loadPolicySet(
+  storage: Storage,
+  request: FastifyRequest<SetParams>,
+  permission: Permission,
+): PolicySetRecord {
+  const policySet = storage.policySet(request.params.policySetId);
+  if (!policySet) throw notFound();
+  authorize(request, policySet.organization, permission);
+  return policySet;
+}
+
+/** A set holds policies or versions: what a request that would mix them is told. */
+export const bothKindsMessage =
+  "a policy set holds individual policies or uploaded versions, never both: use another set, or remove them first";
