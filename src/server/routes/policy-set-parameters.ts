@@ -1,15 +1,9 @@
 // The routes of a policy set's parameters: Sentinel parameters, a sensitive value never shown again.
 
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { jsonApiMediaType } from "../../contract/jsonapi";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import {
   createParameterRequest,
-  type ParameterDocument,
-  type ParameterListDocument,
   type ParameterResource,
-  type PolicySetDocument,
-  type PolicySetListDocument,
-  type PolicySetVersionDocument,
   parameterCategory,
   parameterDocument,
   parameterListDocument,
@@ -21,18 +15,7 @@ import { jsonApiEndpoint } from "../openapi";
 import { paginationOf, type Query, requestedPage } from "../pagination";
 import type { ParameterRecord, Storage } from "../storage";
 
-import { loadPolicySet, type SetParams } from "./policy-set-access";
-
-/** Typed by the contract's documents, so the compiler holds every response to them. */
-const send = (
-  reply: FastifyReply,
-  body:
-    | PolicySetDocument
-    | PolicySetListDocument
-    | PolicySetVersionDocument
-    | ParameterDocument
-    | ParameterListDocument,
-) => reply.type(jsonApiMediaType).send(body);
+import { loadPolicySet, type SetParams, send } from "./policy-set-access";
 
 function parameterResource(parameter: ParameterRecord): ParameterResource {
   return {

@@ -1,15 +1,7 @@
 // The routes of policy set versions: a version made for an upload, and read back with its status.
 
-import type { FastifyInstance, FastifyReply } from "fastify";
-import { jsonApiMediaType } from "../../contract/jsonapi";
-import {
-  type ParameterDocument,
-  type ParameterListDocument,
-  type PolicySetDocument,
-  type PolicySetListDocument,
-  type PolicySetVersionDocument,
-  policySetVersionDocument,
-} from "../../contract/policy-sets";
+import type { FastifyInstance } from "fastify";
+import { type PolicySetVersionDocument, policySetVersionDocument } from "../../contract/policy-sets";
 import { authorize } from "../auth";
 import type { AppContext } from "../context";
 import { uploadPath } from "../download-origin";
@@ -17,21 +9,10 @@ import { ApiError, notFound } from "../errors";
 import { jsonApiEndpoint } from "../openapi";
 import type { PolicySetVersionRecord } from "../storage";
 
-import { bothKindsMessage, loadPolicySet, type SetParams } from "./policy-set-access";
+import { bothKindsMessage, loadPolicySet, type SetParams, send } from "./policy-set-access";
 
 /** An upload link lasts an hour, as the service's does. */
 const uploadLinkTtlMs = 60 * 60 * 1000;
-
-/** Typed by the contract's documents, so the compiler holds every response to them. */
-const send = (
-  reply: FastifyReply,
-  body:
-    | PolicySetDocument
-    | PolicySetListDocument
-    | PolicySetVersionDocument
-    | ParameterDocument
-    | ParameterListDocument,
-) => reply.type(jsonApiMediaType).send(body);
 
 export function versionDocument(
   version: PolicySetVersionRecord,

@@ -1,17 +1,11 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { JsonApiErrorObject } from "../../contract/jsonapi";
-import { jsonApiMediaType } from "../../contract/jsonapi";
 import { defaultPageSize, kindPhrase, maxPageSize, policySetKinds } from "../../contract/policies";
 import {
   createPolicySetRequest,
-  type ParameterDocument,
-  type ParameterListDocument,
-  type PolicySetDocument,
   type PolicySetInclude,
-  type PolicySetListDocument,
   type PolicySetRelationship,
   type PolicySetResource,
-  type PolicySetVersionDocument,
   policySetDocument,
   policySetIncludes,
   policySetListDocument,
@@ -29,7 +23,7 @@ import { oneOf, paginationOf, type Query, requestedPage } from "../pagination";
 import type { PolicySetRecord, Storage } from "../storage";
 import { providerHost, startVcsIngress } from "../vcs-ingress";
 
-import { bothKindsMessage, loadPolicySet, type SetParams } from "./policy-set-access";
+import { bothKindsMessage, loadPolicySet, type SetParams, send } from "./policy-set-access";
 import { registerParameterRoutes } from "./policy-set-parameters";
 import { registerVersionRoutes, versionDocument } from "./policy-set-versions";
 
@@ -37,17 +31,6 @@ type OrganizationParams = { Params: { organization: string } };
 
 /** An upload link lasts an hour, as the service's does. */
 const _uploadLinkTtlMs = 60 * 60 * 1000;
-
-/** Typed by the contract's documents, so the compiler holds every response to them. */
-const send = (
-  reply: FastifyReply,
-  body:
-    | PolicySetDocument
-    | PolicySetListDocument
-    | PolicySetVersionDocument
-    | ParameterDocument
-    | ParameterListDocument,
-) => reply.type(jsonApiMediaType).send(body);
 
 function policySetResource(set: PolicySetRecord): PolicySetResource {
   const many = <Type extends string>(type: Type, ids: readonly string[]) => ({ data: ids.map((id) => ({ id, type })) });
