@@ -4,7 +4,7 @@ import { type PolicySetKind, policySetKinds } from "../contract/policies";
 import { folderLevels } from "../policy-code/folder-levels";
 import { kindOfFolder, PolicySetFolderError } from "../policy-code/policy-set-folder";
 import { type Enforcement, weakenings } from "../resources/guard";
-import { prepareFolder } from "../resources/policy-set/check";
+import { prepareFolder } from "../resources/policy-set/folder";
 import { checkFolderUsage } from "./check-folder-usage";
 
 // `tfe-governance check-folder`: the guard of a PolicySet, for a policy-set folder before it merges. A set read from

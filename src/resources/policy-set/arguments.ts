@@ -1,6 +1,9 @@
 import type { PolicySetScope } from "../../client/policy-sets";
+import type { PolicySetKind } from "../../contract/policies";
 import { normalizedPoliciesPath } from "../../policy-code/folder-files";
+import type { PolicySetFolderSummary } from "../../policy-code/policy-set-folder";
 import { type CheckFailure, type IdShape, isUnknown } from "../provider-context";
+import type { ParameterState, VcsRepoShape } from "./requests";
 
 // The rules of a PolicySet's arguments that need neither the folder nor the service: which parameter names hold
 // credentials, where a set's versions come from, what its ids look like.
@@ -157,3 +160,61 @@ export const idShapes: Record<"policyIds" | keyof PolicySetScope, IdShape> = {
   projectIds: { what: "project", pattern: /^prj-[A-Za-z0-9]+$/, example: "prj-3yVQZvHzf5j3WRJ1" },
   excludedProjectIds: { what: "project", pattern: /^prj-[A-Za-z0-9]+$/, example: "prj-3yVQZvHzf5j3WRJ1" },
 };
+
+/**
+ * Each parameter with whether it is sensitive. A refusal names the key and never the value: it is reported on no
+ * property, since Pulumi prints the value of a property that a failure names.
+ */
+export function checkParameters(
+  failures: CheckFailure[],
+  warnings: string[],
+  kind: PolicySetKind,
+  given: unknown,
+  folder: PolicySetFolderSummary | undefined,
+): unknown {
+  if (given === undefined || given === null) return {};
+  if (isUnknown(given)) return given;
+  const parameters = given as Record<string, unknown>;
+  if (kind === "opa" && Object.keys(parameters).length > 0) {
+    failures.push({ property: "", reason: "parameters are for Sentinel sets: OPA sets take none" });
+  }
+  const checked: Record<string, unknown> = {};
+  for (const [key, entry] of Object.entries(parameters)) {
+    const { value, sensitive } = (entry ?? {}) as Partial<ParameterState>;
+    if (isUnknown(entry) || isUnknown(value)) {
+      checked[key] = entry;
+      continue;
+    }
+    if (typeof value !== "string") {
+      failures.push({ property: "", reason: `parameters.${key} must be a string` });
+      continue;
+    }
+    checked[key] = { value, sensitive: sensitive === true };
+    if (folder && !folder.params.includes(key)) {
+      warnings.push(
+        kind === "tfpolicy"
+          ? `policy set: parameters.${key}: no policy file declares input "${key}", so no policy reads it`
+          : `policy set: parameters.${key}: the folder declares no param "${key}" in sentinel.hcl, so no policy reads it`,
+      );
+    }
+    if (namesCredential(key) && sensitive !== true) {
+      failures.push({
+        property: "",
+        reason:
+          `parameters.${key} names a credential, and its value is no secret: pass it as pulumi.secret(...) or ` +
+          "config.requireSecret(...), so it is sent as sensitive and never stored in plain text",
+      });
+    }
+  }
+  return checked;
+}
+
+/**
+ * Why a set read from version control without a local checkout has no policies here: the same text for the same
+ * repository and path, so that an unchanged source compares equal and another one cannot be compared.
+ */
+export function vcsContentUnknown(vcsRepo: Pick<VcsRepoShape, "identifier" | "branch">, policiesPath: string | null) {
+  const path = policiesPath ? `, policies path ${normalizedPoliciesPath(policiesPath)}` : "";
+  const branch = vcsRepo.branch ? `, branch ${vcsRepo.branch}` : "";
+  return `read from version control (${vcsRepo.identifier}${branch}${path}) with no vcsCheckout to read it here`;
+}

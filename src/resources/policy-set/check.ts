@@ -6,11 +6,10 @@ import { TfeApiError } from "../../client/errors";
 import { maxNameLength } from "../../contract/limits";
 import { type PolicySetKind, policyNamePattern, policySetKinds } from "../../contract/policies";
 import { policySetArchiveSizeProblem } from "../../contract/policy-sets";
-import { archiveSize, collectFolder, fileDigests, hashFiles, packFiles } from "../../policy-code/archive";
+import { archiveSize, collectFolder, fileDigests, packFiles } from "../../policy-code/archive";
 import { normalizedPoliciesPath } from "../../policy-code/folder-files";
 import { headCommit } from "../../policy-code/git";
 import { Opa } from "../../policy-code/opa";
-import { bringInOutsideSources, type WithOutsideSources } from "../../policy-code/outside-sources";
 import {
   type FolderFiles,
   kindOfFolder,
@@ -30,9 +29,17 @@ import {
   type ProviderContext,
   takenNameHolder,
 } from "../provider-context";
-import { checkDirectoryKept, checkVcs, idShapes, namesCredential, setNameTakenMessage } from "./arguments";
+import {
+  checkDirectoryKept,
+  checkParameters,
+  checkVcs,
+  idShapes,
+  setNameTakenMessage,
+  vcsContentUnknown,
+} from "./arguments";
+import { type PreparedFolder, prepareFolder } from "./folder";
 import { policySetProperties, setEnforcement } from "./properties";
-import { type ParameterState, scopeOptions, shapeOf, type VcsRepoShape } from "./requests";
+import { scopeOptions, shapeOf, type VcsRepoShape } from "./requests";
 import { checkTfPolicyFolder, terraformPolicyArgumentFailures } from "./tfpolicy";
 
 /** What checking the folder found: whether it could be read (a weakening can be judged only then), and what. */
@@ -146,7 +153,7 @@ export class PolicySetChecker {
     inputs.overridable =
       kind === "tfpolicy" || (kind === "sentinel" && !inputs.agentEnabled) ? null : news.overridable === true;
     const notes: string[] = [];
-    inputs.parameters = this.checkParameters(failures, notes, kind, news.parameters, folder.summary);
+    inputs.parameters = checkParameters(failures, notes, kind, news.parameters, folder.summary);
     for (const note of notes) await this.context.warn(news.__urn, note);
     await this.checkScopeIdsExist(failures, olds, inputs);
     await this.checkMemberRego(failures, olds, inputs);
@@ -415,54 +422,6 @@ export class PolicySetChecker {
   }
 
   /**
-   * Each parameter with whether it is sensitive. A refusal names the key and never the value: it is reported on no
-   * property, since Pulumi prints the value of a property that a failure names.
-   */
-  private checkParameters(
-    failures: CheckFailure[],
-    warnings: string[],
-    kind: PolicySetKind,
-    given: unknown,
-    folder: PolicySetFolderSummary | undefined,
-  ): unknown {
-    if (given === undefined || given === null) return {};
-    if (isUnknown(given)) return given;
-    const parameters = given as Record<string, unknown>;
-    if (kind === "opa" && Object.keys(parameters).length > 0) {
-      failures.push({ property: "", reason: "parameters are for Sentinel sets: OPA sets take none" });
-    }
-    const checked: Record<string, unknown> = {};
-    for (const [key, entry] of Object.entries(parameters)) {
-      const { value, sensitive } = (entry ?? {}) as Partial<ParameterState>;
-      if (isUnknown(entry) || isUnknown(value)) {
-        checked[key] = entry;
-        continue;
-      }
-      if (typeof value !== "string") {
-        failures.push({ property: "", reason: `parameters.${key} must be a string` });
-        continue;
-      }
-      checked[key] = { value, sensitive: sensitive === true };
-      if (folder && !folder.params.includes(key)) {
-        warnings.push(
-          kind === "tfpolicy"
-            ? `policy set: parameters.${key}: no policy file declares input "${key}", so no policy reads it`
-            : `policy set: parameters.${key}: the folder declares no param "${key}" in sentinel.hcl, so no policy reads it`,
-        );
-      }
-      if (namesCredential(key) && sensitive !== true) {
-        failures.push({
-          property: "",
-          reason:
-            `parameters.${key} names a credential, and its value is no secret: pass it as pulumi.secret(...) or ` +
-            "config.requireSecret(...), so it is sent as sensitive and never stored in plain text",
-        });
-      }
-    }
-    return checked;
-  }
-
-  /**
    * An OPA set of policies whose runtime reads Rego v1 (a pinned 1.x): the code of each member policy is checked in
    * that dialect when the runtime moves there or the policy joins, as the service would evaluate it. One download
    * per such policy; a policy whose code only the other dialect reads fails preview, naming it.
@@ -571,28 +530,4 @@ function clearFolderRecord(inputs: Record<string, unknown>): void {
   inputs.policyBlocks = {};
   inputs.policiesUnknown = null;
   inputs.checkedCommit = null;
-}
-
-/**
- * Why a set read from version control without a local checkout has no policies here: the same text for the same
- * repository and path, so that an unchanged source compares equal and another one cannot be compared.
- */
-export function vcsContentUnknown(vcsRepo: Pick<VcsRepoShape, "identifier" | "branch">, policiesPath: string | null) {
-  const path = policiesPath ? `, policies path ${normalizedPoliciesPath(policiesPath)}` : "";
-  const branch = vcsRepo.branch ? `, branch ${vcsRepo.branch}` : "";
-  return `read from version control (${vcsRepo.identifier}${branch}${path}) with no vcsCheckout to read it here`;
-}
-
-/** A folder as it is uploaded: the files go-slug packs, with sources outside the folder brought in. */
-interface PreparedFolder extends WithOutsideSources {
-  kind: PolicySetKind;
-  contentHash: string;
-  externalLinks: { path: string; target: string }[];
-}
-
-export async function prepareFolder(path: string, declared: PolicySetKind | undefined): Promise<PreparedFolder> {
-  const collected = collectFolder(path);
-  const kind = declared ?? kindOfFolder(collected.files) ?? "sentinel";
-  const withOutside = await bringInOutsideSources(path, collected.files, kind);
-  return { ...withOutside, kind, contentHash: hashFiles(withOutside.files), externalLinks: collected.externalLinks };
 }
