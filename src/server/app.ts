@@ -4,7 +4,7 @@ import { authenticate } from "./auth";
 import type { AppContext } from "./context";
 import { ApiError, frameworkErrors, installErrorHandling, invalidAttribute, isClientAbort, sendError } from "./errors";
 import { installFaultHooks, wasResetByFault } from "./fault-hooks";
-import { buildOpenApiDocument, type DocumentedRoute } from "./openapi";
+import { buildOpenApiDocument, type DocumentedRoute, jsonApiErrors } from "./openapi";
 import { installBodyTimeout } from "./request-bodies";
 import { registerDiscoveryRoute } from "./routes/discovery";
 import { registerModuleVersionRoutes } from "./routes/module-versions";
@@ -74,7 +74,11 @@ export function buildApp(context: AppContext): FastifyInstance {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const doc = route.config?.doc;
     // Fastify adds a HEAD twin to every GET; the document describes the GETs.
-    if (doc) for (const method of methods) if (method !== "HEAD") documented.push({ method, url: route.url, doc });
+    for (const method of methods) {
+      if (method === "HEAD") continue;
+      if (doc) documented.push({ method, url: route.url, doc });
+      context.servedRoutes?.push({ origin: "api", method, url: route.url });
+    }
   });
 
   app.removeContentTypeParser(["text/plain", "application/json"]);
@@ -127,7 +131,9 @@ export function buildApp(context: AppContext): FastifyInstance {
     // Advertised only where enforced: clients pace to this header, so a limit that is not there would slow them
     // for nothing. The service always enforces and sends it (30); `--rate-limit 30` reproduces that.
     if (context.rateLimit) reply.header("x-ratelimit-limit", String(context.rateLimit.limit));
-    if (needsToken(request.url)) {
+    // The route the router matched, not the raw path: `/%61pi/v2/...` reaches an /api/ route too, and must take
+    // its token and its share of the rate limit like any other spelling.
+    if (needsToken(request.routeOptions.url ?? request.url)) {
       request.principal = authenticate(context.storage, request.headers.authorization);
       const verdict = context.rateLimit?.take(request.principal.token);
       if (verdict && !verdict.allowed) {
@@ -156,7 +162,7 @@ export function buildApp(context: AppContext): FastifyInstance {
       config: {
         doc: {
           summary: "Liveness; carries TFP-API-Version, and X-RateLimit-Limit when a limit is enforced",
-          responses: { 204: { description: "Alive" } },
+          responses: { 204: { description: "Alive" }, ...jsonApiErrors(401, 429) },
         },
       },
     },

@@ -26,6 +26,15 @@ export interface AppContext {
   version: string;
   /** Serve https with these; http without. */
   tls?: TlsCredentials | undefined;
+  /** Filled with every route the API serves as it is registered: the access table test walks them all. */
+  servedRoutes?: ServedRoute[];
+}
+
+/** One route a server serves: the origin (the API, or the download origin of signed links), method and pattern. */
+export interface ServedRoute {
+  origin: "api" | "downloads";
+  method: string;
+  url: string;
 }
 
 /** The policy named in the path, or a 404 when it is missing or the token may not `permission` it. */

@@ -3,6 +3,7 @@ import { isIPv4 } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { maxPolicySetArchiveBytes } from "../contract/policy-sets";
 import { ArchiveError, unpackArchive } from "../policy-code/archive";
+import type { ServedRoute } from "./context";
 import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
 import { installFaultHooks } from "./fault-hooks";
 import type { FaultInjector } from "./faults";
@@ -81,6 +82,7 @@ export function buildDownloadOrigin(origin: {
   uploadBufferBudgetBytes: number;
   bodyTimeoutMs: number;
   tls?: TlsCredentials | undefined;
+  servedRoutes?: ServedRoute[];
 }): FastifyInstance {
   const { storage, signer, log, tls } = origin;
   // Routes of this origin take no token: the signed URL is the credential.
@@ -91,6 +93,11 @@ export function buildDownloadOrigin(origin: {
     frameworkErrors: frameworkErrors("no body"),
   });
   installErrorHandling(app, "no body");
+  app.addHook("onRoute", (route) => {
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      if (method !== "HEAD") origin.servedRoutes?.push({ origin: "downloads", method, url: route.url });
+    }
+  });
   app.setNotFoundHandler((request, reply) =>
     sendError(
       request,

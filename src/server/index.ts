@@ -1,4 +1,5 @@
 import { rm } from "node:fs/promises";
+import type { ServedRoute } from "./context";
 import "../node-version";
 import type { AddressInfo } from "node:net";
 import { libraryVersion } from "../package-version";
@@ -82,6 +83,8 @@ export interface RunningServer {
   /** The newest requests answered (method, path, route, status, duration); `requestLog.clear()` empties it. */
   requestLog: RequestLog;
   uploadMetrics: UploadMetrics;
+  /** Every route the two origins serve (method and pattern), for tests that walk them all. */
+  routes: ServedRoute[];
   /** Replaces the fault rules (and restarts their random sequence) from the next request on. */
   setFaults(plan: FaultPlan): void;
   /** Stops both origins and closes the database. */
@@ -146,7 +149,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const uploadBufferBudgetBytes = options.uploadBufferBudgetBytes ?? defaultUploadBufferBudgetBytes;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? defaultBodyTimeoutMs;
   let downloadOrigin = "";
+  const servedRoutes: ServedRoute[] = [];
   const api = buildApp({
+    servedRoutes,
     storage,
     log,
     faults,
@@ -160,6 +165,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     tls,
   });
   const downloads = buildDownloadOrigin({
+    servedRoutes,
     storage,
     signer,
     log,
@@ -199,6 +205,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       .map(({ id }) => id),
     requestLog: log,
     uploadMetrics,
+    routes: servedRoutes,
     setFaults: (plan) => faults.replace(plan),
     close: async () => {
       await Promise.all([api.close(), downloads.close()]);

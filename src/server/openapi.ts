@@ -33,7 +33,7 @@ export interface DocumentedRoute {
 const errorDescriptions: Record<number, string> = {
   400: "Malformed JSON, query parameter or path encoding",
   401: "No or unknown token",
-  403: "Expired or forged signature",
+  403: "Expired or forged signature; a local route called from off this machine",
   404: "Not found, or the token may not see it",
   408: "The request body did not arrive in time (bodyTimeoutMs); the connection closes",
   409: "The body's data.id names another resource than the path",

@@ -87,8 +87,10 @@ export function registerVersionRoutes(app: FastifyInstance, { storage, signer, d
       const version = storage.version(request.params.versionId);
       const policySet = version && storage.policySet(version.policySetId);
       if (!version || !policySet) throw notFound();
-      authorize(request, policySet.organization, "read");
-      return send(reply, versionDocument(version, uploadLink(version.id)));
+      const principal = authorize(request, policySet.organization, "read");
+      // The upload link writes the set's next version: only a token that may manage policies is given one, as only
+      // it may make the version. A token that may read sees the version without it.
+      return send(reply, versionDocument(version, principal.managePolicies ? uploadLink(version.id) : undefined));
     },
   );
 }
