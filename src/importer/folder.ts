@@ -1,6 +1,6 @@
 import type { PolicyKind } from "../contract/policies";
 import { codeExtension, type ImportReport, type UsablePolicy } from "./model";
-import { FileNameAllocator } from "./names";
+import { FileNameAllocator, folderNameOf } from "./names";
 
 /** Where the folder layout puts its folders, relative to the output directory. */
 export const policySetsDirectory = "policy-sets";
@@ -42,7 +42,7 @@ function groupPolicies(
   for (const policy of policies) {
     const policySetIds = [...policy.policySetIds].sort();
     // Named after the sets (a set holds one kind), by id where the import did not read the set.
-    const names = policySetIds.map((id) => (setNames.get(id) ?? id).replace(/[^A-Za-z0-9_.-]/g, "-")).sort();
+    const names = policySetIds.map((id) => folderNameOf(setNames.get(id) ?? id)).sort();
     const base = names.length > 0 ? names.join("+") : `no-policy-set-${policy.kind}`;
     const regoPackageName = policy.kind === "opa" ? regoPackage(policy.code) : undefined;
     let folder = base;

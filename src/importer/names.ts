@@ -105,3 +105,12 @@ export class FileNameAllocator {
     return change ? { fileName, change } : { fileName };
   }
 }
+
+/**
+ * A policy set's name as a folder name on every file system: letters, digits, `.`, `-` and `_`, and no leading dot.
+ * A set named `..` would otherwise put its files at the project's root (and upload the whole project), `.git` would
+ * be left out of every upload (go-slug skips it), and `.terraform` too.
+ */
+export function folderNameOf(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.-]/g, "-").replace(/^\./, "-");
+}

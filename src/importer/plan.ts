@@ -18,7 +18,7 @@ import {
   type LibraryDependency,
   type UsablePolicy,
 } from "./model";
-import { camelCase, FileNameAllocator, IdentifierAllocator } from "./names";
+import { camelCase, FileNameAllocator, folderNameOf, IdentifierAllocator } from "./names";
 import { renderProgramProject } from "./program";
 import { renderPythonProject } from "./program-python";
 import { renderYamlProject } from "./program-yaml";
@@ -190,16 +190,42 @@ function declarePolicySets(
   report: ImportReport,
   layout: Layout,
 ): DeclaredPolicySet[] {
+  // One config key per secret across every set: `prod-eu` + `token` and `prod` + `eu-token` would both be
+  // prod-eu-token, and one secret would then go to two sets. Letters, digits, `-` and `_` only: a dot in a key
+  // is read by Pulumi YAML as a path, and its config would never be found.
+  const configKeys = new Set<string>();
+  const configKeyOf = (setName: string, parameter: string) => {
+    const base = `${setName}-${parameter}`.replace(/[^A-Za-z0-9_-]+/g, "-");
+    let key = base;
+    for (let suffix = 2; configKeys.has(key.toLowerCase()); suffix++) key = `${base}-${suffix}`;
+    configKeys.add(key.toLowerCase());
+    if (key !== base) {
+      report.notes.push({
+        name: setName,
+        note: `parameter ${parameter}'s secret is config key ${key}: another set's parameter has the key ${base}`,
+      });
+    }
+    return key;
+  };
+  // One folder per uploaded set, distinct where two names read as one (`a b`, `a-b`) on any file system.
+  const folders = new Set<string>();
+  const folderOf = (setName: string) => {
+    const base = folderNameOf(setName);
+    let folder = base;
+    for (let suffix = 2; folders.has(folder.toLowerCase()); suffix++) folder = `${base}-${suffix}`;
+    folders.add(folder.toLowerCase());
+    return folder;
+  };
   return policySets.map((policySet) => {
     const { identifier } = identifiers.allocate(camelCase([policySet.name, "set"]), "set");
     const holds = policySet.vcs ? "version control" : policySet.versioned ? "folder" : "policies";
-    const directory = holds === "folder" ? `${policySetsDirectory}/${folderNameOf(policySet.name)}` : undefined;
+    const directory = holds === "folder" ? `${policySetsDirectory}/${folderOf(policySet.name)}` : undefined;
     // A credential-named parameter the service holds in plain text becomes secret config too, as PolicySet's own
     // rule requires: its value is never written into the project.
     const secretConfig = policySet.parameters
       .filter((parameter) => parameter.sensitive || namesCredential(parameter.key))
       .map((parameter) => ({
-        key: `${policySet.name}-${parameter.key}`.replace(/[^A-Za-z0-9_.-]/g, "-"),
+        key: configKeyOf(policySet.name, parameter.key),
         parameter: parameter.key,
         ...(parameter.sensitive ? {} : { plainOnService: true as const }),
       }));
@@ -213,11 +239,6 @@ function declarePolicySets(
     });
     return { ...policySet, identifier, members: [], secretConfig, ...(directory !== undefined ? { directory } : {}) };
   });
-}
-
-/** A set's folder name: its name, made safe on every file system. */
-function folderNameOf(name: string): string {
-  return name.replace(/[^A-Za-z0-9_.-]/g, "-");
 }
 
 function declareDeprecations(

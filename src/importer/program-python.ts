@@ -22,6 +22,20 @@ export function snakeCase(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
 }
 
+const pythonKeywords = new Set(
+  (
+    "False None True and as assert async await break class continue def del elif else except finally for from " +
+    "global if import in is lambda nonlocal not or pass raise return try while with yield"
+  ).split(" "),
+);
+
+/** An argument's name in the SDK: snake case, and `_` after a Python keyword (`global` → `global_`), as Pulumi's
+ * Python generator writes it. */
+function argumentName(name: string): string {
+  const snake = snakeCase(name);
+  return pythonKeywords.has(snake) ? `${snake}_` : snake;
+}
+
 function pythonValue(value: Value, indent: string): string {
   switch (value.kind) {
     case "string":
@@ -31,7 +45,7 @@ function pythonValue(value: Value, indent: string): string {
     case "list":
       return `[${value.items.map((item) => pythonValue(item, indent)).join(", ")}]`;
     case "object":
-      return `tfegov.${value.type}Args(${value.fields.map(([name, field]) => `${snakeCase(name)}=${pythonValue(field, indent)}`).join(", ")})`;
+      return `tfegov.${value.type}Args(${value.fields.map(([name, field]) => `${argumentName(name)}=${pythonValue(field, indent)}`).join(", ")})`;
     case "map":
       return [
         "{",
@@ -53,7 +67,7 @@ function pythonDeclaration(declaration: Declaration): string {
   lines.push(`    ${literal(declaration.resourceName)},`);
   for (const argument of declaration.arguments) {
     if (argument.comment) lines.push(`    # ${argument.comment}`);
-    lines.push(`    ${snakeCase(argument.name)}=${pythonValue(argument.value, "    ")},`);
+    lines.push(`    ${argumentName(argument.name)}=${pythonValue(argument.value, "    ")},`);
   }
   lines.push("    opts=pulumi.ResourceOptions(protect=True),", ")");
   return lines.join("\n");

@@ -14,11 +14,24 @@ import type { ImportSource } from "./model";
 // TypeScript program's resource names; where two resources of different types share one, the second gets its type
 // appended and says its service name in `name`.
 
-/** A YAML double-quoted scalar: JSON's escapes are valid in it. `${` starts an interpolation in Pulumi YAML: `$${`. */
-function scalar(value: string): string {
-  // A function, because in a replacement string `$$` itself means one `$`.
-  return JSON.stringify(value).replaceAll("${", () => "$${");
+/**
+ * A YAML double-quoted scalar: JSON's escapes are valid in it. JSON leaves DEL, the C1 controls and U+FFFE/U+FFFF as
+ * they are, and YAML allows none of them in a document (a reader refuses the whole file): each is escaped as \uXXXX,
+ * as are the line and paragraph separators and the byte-order mark, which readers treat apart. `${` starts an
+ * interpolation in Pulumi YAML: `$${`.
+ */
+export function yamlScalar(value: string): string {
+  return (
+    JSON.stringify(value)
+      .replace(
+        /[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/g,
+        (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+      )
+      // A function, because in a replacement string `$$` itself means one `$`.
+      .replaceAll("${", () => "$${")
+  );
 }
+const scalar = yamlScalar;
 
 /** A key as YAML writes it: plain where it is a plain word, quoted otherwise. */
 function key(name: string): string {

@@ -9,6 +9,7 @@ import {
   type Value,
 } from "./declarations";
 import { type ImportSource, type LibraryDependency, programFile } from "./model";
+import { yamlScalar } from "./program-yaml";
 
 // The program as TypeScript on this library: index.ts, with the project's Pulumi.yaml, package.json and tsconfig.
 
@@ -103,7 +104,7 @@ export function renderProgram(
 export function renderPulumiYaml(source: ImportSource): string {
   const lines = [
     `name: ${source.projectName}`,
-    `description: ${literal(`Policies of organization ${source.organization}, imported by tfe-governance import`)}`,
+    `description: ${yamlScalar(`Policies of organization ${source.organization}, imported by tfe-governance import`)}`,
     "runtime:",
     "  name: nodejs",
     "  options:",
@@ -112,7 +113,7 @@ export function renderPulumiYaml(source: ImportSource): string {
   ];
   // The address read from, so that the program talks to the same service without another setting. The token
   // is never written here: it stays in stack config (as a secret), the environment or the credentials file.
-  if (!source.isDefaultAddress) lines.push("config:", "  tfe:address:", `    value: ${literal(source.address)}`);
+  if (!source.isDefaultAddress) lines.push("config:", "  tfe:address:", `    value: ${yamlScalar(source.address)}`);
   return `${lines.join("\n")}\n`;
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
+import { realpathSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
 
 export interface WriteOutcome {
   created: string[];
@@ -44,6 +45,84 @@ export class ChangedFilesError extends Error {
   }
 }
 
+/** A manifest, or a file to write, that names a path outside the output directory: nothing is written or removed. */
+export class OutsideOutputError extends Error {
+  constructor(directory: string, problems: string[]) {
+    super(
+      `nothing was written: ${problems.join("; ")}. An import writes and removes files under --out ` +
+        `(${directory}) only; fix or delete ${manifestFile} there if it was edited by hand`,
+    );
+    this.name = "OutsideOutputError";
+  }
+}
+
+/**
+ * Why `path` (relative to `directory`, `/`-separated) is not a file inside it, or undefined where it is: no absolute
+ * path, no `..`, and no link on the way that leads out (the nearest existing folder of the path, followed through its
+ * links, is the directory or under it).
+ */
+function outsideOutput(directory: string, path: string): string | undefined {
+  const normalized = posix.normalize(path.replace(/\\/g, "/"));
+  if (
+    path === "" ||
+    path.includes("\0") ||
+    isAbsolute(path) ||
+    posix.isAbsolute(normalized) ||
+    /^[A-Za-z]:/.test(path) ||
+    normalized === ".." ||
+    normalized.startsWith("../") ||
+    normalized === "." ||
+    normalized !== path
+  ) {
+    return `${JSON.stringify(path)} is not a plain path inside the output directory`;
+  }
+  const base = resolve(directory);
+  const root = realpathOrSelf(base);
+  const within = (folder: string) => folder === base || folder.startsWith(`${base}${sep}`);
+  for (let folder = dirname(resolve(base, path)); within(folder); folder = dirname(folder)) {
+    let real: string;
+    try {
+      real = realpathSync(folder);
+    } catch {
+      continue; // Not made yet: the import makes it, as a folder.
+    }
+    const rest = relative(root, real);
+    if (rest === ".." || rest.startsWith(`..${sep}`) || isAbsolute(rest)) {
+      return `${JSON.stringify(path)} leads through a link to ${real}, outside the output directory`;
+    }
+    return undefined;
+  }
+  return undefined;
+}
+
+function realpathOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** The files the last import wrote, as its manifest records them; a manifest of another shape is refused. */
+function readManifest(directory: string, text: Buffer | undefined): Record<string, string> {
+  if (text === undefined) return {};
+  let files: unknown;
+  try {
+    files = (JSON.parse(text.toString("utf8")) as Manifest).files;
+  } catch {
+    files = undefined;
+  }
+  if (
+    typeof files !== "object" ||
+    files === null ||
+    Array.isArray(files) ||
+    Object.values(files).some((hash) => typeof hash !== "string")
+  ) {
+    throw new OutsideOutputError(directory, [`${manifestFile} is not a manifest an import wrote`]);
+  }
+  return files as Record<string, string>;
+}
+
 async function existing(path: string): Promise<Buffer | undefined> {
   try {
     return await readFile(path);
@@ -67,7 +146,13 @@ export async function writeProject(
 ): Promise<WriteOutcome> {
   const outcome: WriteOutcome = { created: [], overwritten: [], unchanged: [], removed: [] };
   const previous = await existing(join(directory, manifestFile));
-  const written = previous ? (JSON.parse(previous.toString("utf8")) as Manifest).files : {};
+  const written = readManifest(directory, previous);
+  // Every path is checked before anything is read, written or removed: a manifest is committed with the project,
+  // and one crafted to name ../../x must not make the import delete a file there.
+  const outside = [...Object.keys(written), ...files.keys()]
+    .map((path) => outsideOutput(directory, path))
+    .filter((problem): problem is string => problem !== undefined);
+  if (outside.length > 0) throw new OutsideOutputError(directory, [...new Set(outside)]);
   // A file that differs from what the last import wrote was edited since: only --force replaces or removes it.
   const edited: string[] = [];
   for (const [path, content] of files) {
