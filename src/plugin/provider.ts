@@ -111,7 +111,10 @@ export class GovernanceProvider implements pulumiProvider.Provider {
   async create(urn: string, inputs: Record<string, unknown>) {
     const { type, provider } = providerOf(urn);
     const { plain, secretNames } = unwrapProperties(inputs);
-    const result = await guarded(() => provider.create({ ...plain, __urn: urn }));
+    const result = await guarded(
+      () => provider.create({ ...plain, __urn: urn }),
+      (recorded) => this.forState(type, recorded, secretNames),
+    );
     return { id: result.id, outs: this.forState(type, result.outs as Record<string, unknown>, secretNames) };
   }
 
@@ -133,8 +136,10 @@ export class GovernanceProvider implements pulumiProvider.Provider {
   async update(id: string, urn: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
     const { type, provider } = providerOf(urn);
     const { plain, secretNames } = unwrapProperties(news);
-    const result = await guarded(() =>
-      (provider.update as NonNullable<Provider["update"]>)(id, unwrapSecrets(olds).plain, { ...plain, __urn: urn }),
+    const result = await guarded(
+      () =>
+        (provider.update as NonNullable<Provider["update"]>)(id, unwrapSecrets(olds).plain, { ...plain, __urn: urn }),
+      (recorded) => this.forState(type, recorded, secretNames),
     );
     return { outs: this.forState(type, (result.outs ?? {}) as Record<string, unknown>, secretNames) };
   }
@@ -202,12 +207,23 @@ export class GovernanceProvider implements pulumiProvider.Provider {
   }
 }
 
-/** A provider's failure with the messages naming this package's settings (`tfegov:token`, not `tfe:token`). */
-async function guarded<T>(call: () => Promise<T>): Promise<T> {
+/**
+ * A provider's failure with the messages naming this package's settings (`tfegov:token`, not `tfe:token`). A create
+ * or update that failed half-way carries what the engine records in state (`properties`): those go through
+ * `forState`, the same secret marking as a success's outputs, or a secret would land in state in plain text.
+ */
+async function guarded<T>(
+  call: () => Promise<T>,
+  forState?: (recorded: Record<string, unknown>) => Record<string, unknown>,
+): Promise<T> {
   try {
     return await call();
   } catch (error) {
     if (error instanceof Error) {
+      const recorded = error as Error & { properties?: unknown };
+      if (forState && typeof recorded.properties === "object" && recorded.properties !== null) {
+        recorded.properties = forState(recorded.properties as Record<string, unknown>);
+      }
       error.message = inNamespace(error.message, packageName);
       const partial = error as Error & { reasons?: unknown };
       if (Array.isArray(partial.reasons)) {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
 import type { RunningServer } from "../../src/server";
@@ -81,7 +82,12 @@ describe("a YAML program's explicit tfegov provider and its stack settings", () 
   let client: TfeClient;
   let project: PulumiProject;
 
-  const explicitProgram = (options: { level: string; allowWeakening: boolean }) => `name: tfegov-provider
+  const halfwayMarkers = { description: "halfway-secret-description-5e1a", parameter: "halfway-secret-parameter-77b3" };
+  const explicitProgram = (options: {
+    level: string;
+    allowWeakening: boolean;
+    halfway?: { description: string; parameter: string; more?: boolean };
+  }) => `name: tfegov-provider
 runtime: yaml
 config:
   tfeAddress:
@@ -108,7 +114,24 @@ resources:
     type: tfegov:index:Policy
     properties:
       code: "main = rule { true }\\n"
-`;
+${
+  options.halfway
+    ? `  halfway:
+    type: tfegov:index:PolicySet
+    properties:
+      description:
+        fn::secret: ${options.halfway.description}
+      policyIds:
+        - \${defaulted.id}
+      parameters:
+        region: eu-west-1
+        apiKey:
+          fn::secret: ${options.halfway.parameter}
+${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : ""}    options:
+      provider: \${governance}
+`
+    : ""
+}`;
 
   beforeAll(async () => {
     server = await startSeededServer({ organization, token });
@@ -154,6 +177,39 @@ resources:
     const allowed = await project.run(["up", "--yes", "--skip-preview"]);
     expect(allowed.output).toMatch(/allowed by .*allowWeakening/);
     expect(await levelOf("guard")).toBe("advisory");
+  }, 240_000);
+
+  it("keeps secrets encrypted in what an update that failed half-way records", async () => {
+    const program = (halfway: { description: string; parameter: string; more?: boolean }) =>
+      explicitProgram({ level: "advisory", allowWeakening: true, halfway });
+    await project.writeFile("Pulumi.yaml", program({ description: "first description", parameter: "first value" }));
+    await project.run(["up", "--yes", "--skip-preview"]);
+    // The description changes first; then every new parameter fails past the retries: the engine records the set as
+    // the service then holds it, the new description included.
+    server.setFaults([{ route: "POST /api/v2/policy-sets/:policySetId/parameters", status: 500 }]);
+    await project.writeFile(
+      "Pulumi.yaml",
+      program({ description: halfwayMarkers.description, parameter: halfwayMarkers.parameter, more: true }),
+    );
+    const failed = await project.run(["up", "--yes", "--skip-preview"], { allowFailure: true });
+    server.setFaults([]);
+    expect(failed.code, failed.output).not.toBe(0);
+    const sets = [];
+    for await (const set of client.policySets.listAll(organization)) if (set.name === "halfway") sets.push(set);
+    expect(sets.map((set) => set.description)).toEqual([halfwayMarkers.description]);
+    const state = await project.exportState();
+    const parameterHash = createHash("sha256").update(halfwayMarkers.parameter).digest("hex");
+    for (const plain of [halfwayMarkers.description, halfwayMarkers.parameter, parameterHash]) {
+      expect(state).not.toContain(plain);
+    }
+    // The next up finishes what the failed one began.
+    await project.run(["up", "--yes", "--skip-preview"]);
+    expect(await project.exportState()).not.toContain(parameterHash);
+    expect((await client.policySets.listParameters((sets[0] as { id: string }).id)).map((p) => p.key).sort()).toEqual([
+      "apiKey",
+      "more",
+      "region",
+    ]);
   }, 240_000);
 
   it("names a misspelled stack setting, with the one meant, before any request", async () => {
