@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
+import { reasonWithoutNotice } from "../contract/module-versions";
 import { deprecationId } from "../resources/module-version-deprecation";
 import { pendingCreatesUsage } from "./usage";
 
@@ -30,8 +31,8 @@ const policySetType = "pulumi-nodejs:dynamic/tfe:PolicySet";
 const deprecationType = "pulumi-nodejs:dynamic/tfe:ModuleVersionDeprecation";
 
 export interface PendingCreatesPlan {
-  /** URN and id pairs to record in state. */
-  imports: { urn: string; id: string }[];
+  /** URN and id pairs to record in state, with the resource's type. */
+  imports: { urn: string; id: string; type: string }[];
   /** Why each pending create that is not imported is left as it is. */
   notes: string[];
 }
@@ -44,6 +45,7 @@ export async function planPendingCreates(exported: ExportedDeployment, client: T
   const deployment = exported.deployment ?? {};
   const held = new Set((deployment.resources ?? []).map((resource) => `${resource.type}\u0000${resource.id ?? ""}`));
   const plan: PendingCreatesPlan = { imports: [], notes: [] };
+  const contested = new Set<string>();
   for (const { type, resource } of deployment.pending_operations ?? []) {
     if (type !== "creating") continue;
     const found = await leftBehind(resource, client);
@@ -59,7 +61,20 @@ export async function planPendingCreates(exported: ExportedDeployment, client: T
     } else if (held.has(`${resource.type}\u0000${found.id}`)) {
       plan.notes.push(`${resource.urn}: ${found.id} is held by another resource of the state; left pending`);
     } else {
-      plan.imports.push({ urn: resource.urn, id: found.id });
+      // Two pending creates of one name (a rename with the old create also pending): one object, one owner.
+      const other = plan.imports.find((entry) => entry.id === found.id && entry.type === resource.type);
+      if (other) {
+        plan.notes.push(
+          `${resource.urn}: ${found.id} is also what ${other.urn} left; an object has one owner, so neither is ` +
+            "recorded: record the one that owns it with pulumi import, and clear the other's pending create",
+        );
+        plan.imports = plan.imports.filter((entry) => entry !== other);
+        contested.add(found.id);
+      } else if (contested.has(found.id)) {
+        plan.notes.push(`${resource.urn}: ${found.id} is what other pending creates left too; not recorded`);
+      } else {
+        plan.imports.push({ urn: resource.urn, id: found.id, type: resource.type });
+      }
     }
   }
   return plan;
@@ -76,30 +91,14 @@ async function leftBehind(resource: PendingCreate, client: TfeClient): Promise<F
     const { organization, name } = inputs as { organization: string; name: string };
     const policySet = await client.policySets.findByName(organization, name);
     if (!policySet) return undefined;
-    const sent = {
-      kind: inputs.kind ?? "sentinel",
-      global: inputs.global === true,
-      description: inputs.description ?? null,
-      vcs: (inputs.vcsRepo as { identifier?: string } | null | undefined)?.identifier ?? null,
-    };
-    const held = {
-      kind: policySet.kind,
-      global: policySet.global,
-      description: policySet.description,
-      vcs: policySet.vcs?.vcsRepo.identifier ?? null,
-    };
-    const differs = Object.keys(sent)
-      .filter(
-        (key) => JSON.stringify(sent[key as keyof typeof sent]) !== JSON.stringify(held[key as keyof typeof held]),
-      )
-      .map((key) => `${key} is ${JSON.stringify(held[key as keyof typeof held])}`);
-    return { id: policySet.id, differs };
+    return { id: policySet.id, differs: await policySetDifference(client, policySet, inputs) };
   }
   if (resource.type === deprecationType) {
     const { organization, moduleName, moduleProvider, version } = inputs as Record<
       "organization" | "moduleName" | "moduleProvider" | "version",
       string
     >;
+    let deprecation: { reason: string; link: string | null } | null;
     try {
       const record = await client.registry.getModuleVersion({
         namespace: organization,
@@ -107,12 +106,23 @@ async function leftBehind(resource: PendingCreate, client: TfeClient): Promise<F
         provider: moduleProvider,
         version,
       });
-      if (record.deprecation === null) return undefined;
+      deprecation = record.deprecation;
     } catch (error) {
       if (error instanceof TfeApiError && error.status === 404) return undefined;
       throw error;
     }
-    return { id: deprecationId({ organization, name: moduleName, provider: moduleProvider, version }), differs: [] };
+    if (deprecation === null) return undefined;
+    // A deprecation of that version with another reason or link was made by someone else (in the UI, another stack).
+    const differs: string[] = [];
+    const sentReason = typeof inputs.reason === "string" ? inputs.reason.trim() : "";
+    const heldReason = deprecation.reason.trim();
+    if (heldReason !== sentReason && reasonWithoutNotice(deprecation.reason).trim() !== sentReason) {
+      differs.push(`its reason is ${JSON.stringify(deprecation.reason)}`);
+    }
+    if ((deprecation.link || null) !== ((inputs.link as string | null | undefined) || null)) {
+      differs.push(`its link is ${JSON.stringify(deprecation.link)}`);
+    }
+    return { id: deprecationId({ organization, name: moduleName, provider: moduleProvider, version }), differs };
   }
   return undefined;
 }
@@ -143,6 +153,53 @@ async function policyDifference(
     const code = await client.policies.download(policy.id).catch(() => undefined);
     if (!code || createHash("sha256").update(code).digest("hex") !== inputs.codeHash) {
       differs.push("it holds other code");
+    }
+  }
+  return differs;
+}
+
+/**
+ * Where a set of the declared name differs from what the killed run sent. Its settings were sent with the create, so
+ * each must be as sent; its policies, scope and parameters are added one request after another, so the killed run may
+ * have got through only some of them: the set may hold fewer than were sent, never one that was not (that one is
+ * someone else's), and a plain parameter holds the value sent.
+ */
+async function policySetDifference(
+  client: TfeClient,
+  policySet: Awaited<ReturnType<TfeClient["policySets"]["read"]>>,
+  inputs: Record<string, unknown>,
+): Promise<string[]> {
+  const differs: string[] = [];
+  const vcsRepo = (inputs.vcsRepo ?? null) as { identifier?: string; branch?: string | null } | null;
+  const settings: [string, unknown, unknown][] = [
+    ["kind", inputs.kind ?? "sentinel", policySet.kind],
+    ["description", inputs.description ?? null, policySet.description],
+    ["global", inputs.global === true, policySet.global],
+    ["repository", vcsRepo?.identifier ?? null, policySet.vcs?.vcsRepo.identifier ?? null],
+    ["branch", vcsRepo ? vcsRepo.branch || null : null, policySet.vcs ? policySet.vcs.vcsRepo.branch || null : null],
+    ["policiesPath", vcsRepo ? inputs.policiesPath || null : null, policySet.vcs?.policiesPath || null],
+  ];
+  if (typeof inputs.overridable === "boolean")
+    settings.push(["overridable", inputs.overridable, policySet.overridable]);
+  if (typeof inputs.agentEnabled === "boolean") {
+    settings.push(["agentEnabled", inputs.agentEnabled, policySet.agentEnabled]);
+  }
+  for (const [setting, sent, held] of settings) {
+    if (JSON.stringify(sent) !== JSON.stringify(held)) differs.push(`its ${setting} is ${JSON.stringify(held)}`);
+  }
+  const lists = ["policyIds", "workspaceIds", "projectIds", "excludedWorkspaceIds", "excludedProjectIds"] as const;
+  for (const list of lists) {
+    const sent = Array.isArray(inputs[list]) ? (inputs[list] as unknown[]) : [];
+    const others = policySet[list].filter((id) => !sent.includes(id));
+    if (others.length > 0) differs.push(`its ${list} hold ${others.join(", ")}, which the run did not send`);
+  }
+  const sentParameters = (inputs.parameters ?? {}) as Record<string, { value?: unknown; sensitive?: boolean }>;
+  for (const parameter of await client.policySets.listParameters(policySet.id)) {
+    const sent = Object.hasOwn(sentParameters, parameter.key) ? sentParameters[parameter.key] : undefined;
+    if (!sent) differs.push(`it has parameter ${parameter.key}, which the run did not send`);
+    else if (Boolean(sent.sensitive) !== parameter.sensitive) differs.push(`its parameter ${parameter.key} differs`);
+    else if (!parameter.sensitive && sent.value !== parameter.value) {
+      differs.push(`its parameter ${parameter.key} holds another value`);
     }
   }
   return differs;
