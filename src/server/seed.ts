@@ -47,6 +47,11 @@ export const seedSchema = z.strictObject({
           /** A folder whose files become the repository's first commit where it does not exist yet. */
           from: name.optional(),
           serviceProvider: name.default("github"),
+          /**
+           * The organizations whose VCS connections reach it, as a connection reaches only the repositories its
+           * account can; every organization of the server where it is left out.
+           */
+          organizations: z.array(name).optional(),
         })
         .refine((repository) => repository.path !== undefined || repository.from !== undefined, {
           message: 'give "path" (a git repository) or "from" (a folder the server makes one from), or both',
@@ -132,7 +137,11 @@ export function applySeed(storage: Storage, seed: z.output<typeof seedSchema> | 
   }
   for (const [index, repository] of seed.vcsRepositories.entries()) {
     if (repository.path === undefined) throw new Error(`seed: vcsRepositories[${index}] has no path yet`);
-    storage.addVcsRepository({ ...repository, path: repository.path });
+    for (const organization of repository.organizations ?? []) {
+      requireOrganization(organization, `vcsRepositories[${index}].organizations`);
+    }
+    const { from: _from, ...stored } = repository;
+    storage.addVcsRepository({ ...stored, path: repository.path, organizations: repository.organizations ?? null });
   }
   for (const [index, token] of seed.oauthTokens.entries()) {
     requireOrganization(token.organization, `oauthTokens[${index}]`);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server";
 import { GitRepository, thirdGenerationLibrary } from "../vcs-repository";
-import { call, organization, seed, settledVersion } from "./helpers";
+import { call, organization, otherOrganization, otherToken, seed, settledVersion } from "./helpers";
 
 // Sets read from version control on the local server: each seeded repository identifier is a local git repository;
 // creating a set reads its branch into a version, a push announced to /_local/vcs-push makes the next one.
@@ -15,8 +15,14 @@ beforeAll(async () => {
   server = await startServer({
     seed: {
       ...seed,
-      vcsRepositories: [{ identifier: "acme/policy-library", path: library.path }],
-      oauthTokens: [{ id: oauthTokenId, organization }],
+      vcsRepositories: [
+        { identifier: "acme/policy-library", path: library.path },
+        { identifier: "acme/private-library", path: library.path, organizations: [organization] },
+      ],
+      oauthTokens: [
+        { id: oauthTokenId, organization },
+        { id: "ot-globexConnection01", organization: otherOrganization },
+      ],
     },
   });
 });
@@ -122,6 +128,20 @@ describe("policy sets read from version control", () => {
       },
     });
     expect(updated.status).toBe(200);
+  });
+
+  it("refuses a repository that the organization's VCS connections do not reach (422)", async () => {
+    const repository = { identifier: "acme/private-library", branch: "main", "oauth-token-id": "ot-globexConnection01" };
+    const refused = await call(server, "POST", `/api/v2/organizations/${otherOrganization}/policy-sets`, {
+      auth: otherToken,
+      body: { data: { type: "policy-sets", attributes: { name: "reads-acme", "vcs-repo": repository } } },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0].detail).toContain(
+      `repository acme/private-library is not reachable through organization "globex"`,
+    );
+    const own = await createVcsSet("reads-private", { ...repository, "oauth-token-id": oauthTokenId });
+    expect(own.status).toBe(201);
   });
 
   it("refuses a credential that is not the organization's, and a policies path without a repository (422)", async () => {

@@ -390,6 +390,17 @@ function vcsSettings(
         ),
       );
     }
+    // An organization's VCS connection reaches the repositories its account can: here, those the seed gives it.
+    const repository = storage.vcsRepository(requested.identifier);
+    const reachable = repository?.organizations ?? null;
+    if (tokenId && credential && reachable !== null && !reachable.includes(organization)) {
+      problems.push(
+        invalidAttribute(
+          ["data", "attributes", "vcs-repo", "identifier"],
+          `repository ${requested.identifier} is not reachable through organization "${organization}"'s VCS connections`,
+        ),
+      );
+    }
     vcsRepo = {
       identifier: requested.identifier,
       branch: requested.branch || null,

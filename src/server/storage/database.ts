@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS policy_set_versions (
   updated_at TEXT NOT NULL,
   status_timestamps TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vcs_repositories (
-  identifier TEXT PRIMARY KEY, path TEXT NOT NULL, service_provider TEXT NOT NULL);
+  identifier TEXT PRIMARY KEY, path TEXT NOT NULL, service_provider TEXT NOT NULL, organizations TEXT);
 CREATE TABLE IF NOT EXISTS vcs_credentials (
   id TEXT PRIMARY KEY, organization TEXT, service_provider TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS policy_set_parameters (
@@ -115,6 +115,8 @@ export class Database {
     this.db.exec(schema);
     this.migratePolicySets();
     this.addMissingColumns("policy_set_versions", addedVersionColumns);
+    // NULL: every organization's VCS connections reach the repository (what servers before this one did).
+    this.addMissingColumns("vcs_repositories", { organizations: "TEXT" });
     // Servers before this one left a row behind at every re-deprecation and reinstatement.
     this.db.exec(
       "DELETE FROM deprecations WHERE id NOT IN (SELECT deprecation_id FROM module_versions WHERE deprecation_id IS NOT NULL)",

@@ -55,6 +55,8 @@ export interface VcsRepositoryRecord {
   identifier: string;
   path: string;
   serviceProvider: string;
+  /** The organizations whose VCS connections (OAuth tokens) reach it; null: every organization. */
+  organizations: string[] | null;
 }
 
 /** An OAuth token of an organization's VCS connection, or a GitHub App installation (organization null). */

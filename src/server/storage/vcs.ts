@@ -7,36 +7,28 @@ import type { VcsCredentialRecord, VcsRepositoryRecord } from "./records";
 export class VcsTable extends Table {
   addVcsRepository(repository: VcsRepositoryRecord): void {
     this.run(
-      `INSERT INTO vcs_repositories (identifier, path, service_provider) VALUES (?, ?, ?)
-       ON CONFLICT (identifier) DO UPDATE SET path = excluded.path, service_provider = excluded.service_provider`,
+      `INSERT INTO vcs_repositories (identifier, path, service_provider, organizations) VALUES (?, ?, ?, ?)
+       ON CONFLICT (identifier) DO UPDATE SET path = excluded.path, service_provider = excluded.service_provider,
+         organizations = excluded.organizations`,
       repository.identifier,
       repository.path,
       repository.serviceProvider,
+      repository.organizations === null ? null : JSON.stringify(repository.organizations),
     );
   }
 
   vcsRepository(identifier: string): VcsRepositoryRecord | undefined {
     const row = this.get(
-      "SELECT identifier, path, service_provider FROM vcs_repositories WHERE identifier = ?",
+      "SELECT identifier, path, service_provider, organizations FROM vcs_repositories WHERE identifier = ?",
       identifier,
     );
-    return (
-      row && {
-        identifier: String(row.identifier),
-        path: String(row.path),
-        serviceProvider: String(row.service_provider),
-      }
-    );
+    return row && repositoryOf(row);
   }
 
   vcsRepositories(): VcsRepositoryRecord[] {
-    return this.all("SELECT identifier, path, service_provider FROM vcs_repositories ORDER BY identifier").map(
-      (row) => ({
-        identifier: String(row.identifier),
-        path: String(row.path),
-        serviceProvider: String(row.service_provider),
-      }),
-    );
+    return this.all(
+      "SELECT identifier, path, service_provider, organizations FROM vcs_repositories ORDER BY identifier",
+    ).map(repositoryOf);
   }
 
   vcsCredentials(): VcsCredentialRecord[] {
@@ -67,4 +59,16 @@ export class VcsTable extends Table {
       }
     );
   }
+}
+
+function repositoryOf(row: Record<string, unknown>): VcsRepositoryRecord {
+  return {
+    identifier: String(row.identifier),
+    path: String(row.path),
+    serviceProvider: String(row.service_provider),
+    organizations:
+      row.organizations === null || row.organizations === undefined
+        ? null
+        : (JSON.parse(String(row.organizations)) as string[]),
+  };
 }
