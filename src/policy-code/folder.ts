@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { enforcementLevelsByKind, maxPolicyCodeBytes, type PolicyKind, policyNamePattern } from "../contract/policies";
 import { packageDoc } from "../package-version";
+import { FileAccess } from "./file-access";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
-import { localSourceFile } from "./local-source";
 import { Opa, OpaError, type OpaProblem, type RegoModule, type RegoVersion } from "./opa";
 import { isRemoteSource } from "./policy-set-folder";
 import { dialectAdvice, queryPath, referencePath, regoVersionWords } from "./rego";
@@ -100,15 +100,18 @@ export async function readPolicyFolder(
 ): Promise<PolicyFolderContents> {
   const folder = resolve(directory);
   const { kind, configFile } = findConfigFile(folder, directory);
-  const text = readFileSync(configFile, "utf8");
   const shownConfig = join(directory, configFiles[kind]);
+  const access = FileAccess.forFolder(folder);
+  const config = access.check(configFile, shownConfig);
+  if ("problem" in config) throw new PolicyFolderError(shownConfig, [config.problem]);
+  const text = access.read(configFile, shownConfig).toString("utf8");
   let blocks: HclBlock[];
   try {
     blocks = await parseBlocks(configFiles[kind], text);
   } catch (error) {
     throw new PolicyFolderError(shownConfig, [(error as Error).message]);
   }
-  const reader = new FolderReader(folder, kind, text, options);
+  const reader = new FolderReader(folder, kind, text, options, access);
   const policies = await reader.read(blocks);
   for (const file of readdirSync(folder)) {
     if (file.endsWith(".hcl") && file !== configFiles[kind]) {
@@ -177,6 +180,7 @@ class FolderReader {
     private readonly kind: PolicyKind,
     private readonly text: string,
     private readonly options: ReadPolicyFolderOptions,
+    private readonly access: FileAccess,
   ) {
     this.configName = configFiles[kind];
     // The service runs OPA sets on `latest` (OPA 0.61.x) unless a set pins another runtime: Rego v0.
@@ -326,9 +330,9 @@ class FolderReader {
 
   /** The path, if it is a readable file within the service's size limit. */
   private codeFileAt(block: HclBlock, attribute: string, path: string, shown: string): string | undefined {
-    const file = localSourceFile(this.folder, path);
+    const file = this.access.check(path, shown);
     if ("problem" in file) {
-      this.problems.push(`${this.at(block, attribute)}: ${file.problem.replace(path, shown)}`);
+      this.problems.push(`${this.at(block, attribute)}: ${file.problem}`);
       return undefined;
     }
     const size = statSync(file.path).size;
@@ -346,7 +350,7 @@ class FolderReader {
       policies.map(async (policy) => {
         const block = blocks.find((candidate) => candidate.labels[0] === policy.block) as HclBlock;
         const shown = relative(this.folder, policy.codeFile);
-        const code = decodeUtf8(readFileSync(policy.codeFile));
+        const code = decodeUtf8(this.access.read(policy.codeFile, shown));
         for (const problem of sentinelPolicyProblems(code, shown)) this.problems.push(`${this.at(block)}: ${problem}`);
         if (code === undefined) return;
         for (const { name, line } of importsOf(code)) {
@@ -418,7 +422,7 @@ class FolderReader {
             if (!(error instanceof OpaError)) throw error;
           }
         }
-        const packagePath = packageLineOf(readFileSync(join(this.folder, file), "utf8"));
+        const packagePath = packageLineOf(this.access.read(join(this.folder, file), file).toString("utf8"));
         if (packagePath) modules.set(file, { packagePath });
       }
     };

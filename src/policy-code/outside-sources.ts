@@ -1,8 +1,7 @@
-import { readFileSync } from "node:fs";
 import { dirname, posix, relative, resolve, sep } from "node:path";
 import type { PolicySetKind } from "../contract/policies";
+import { FileAccess } from "./file-access";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
-import { localSourceFile } from "./local-source";
 import { configFileOfKind, type FolderFiles, isRemoteSource } from "./policy-set-folder";
 import { decodeUtf8 } from "./sentinel";
 
@@ -57,12 +56,13 @@ export async function bringInOutsideSources(
   }
   const problems: string[] = [];
   const outside = new Map<string, string>();
+  const access = FileAccess.forFolder(folder);
   for (const block of blocks) {
     const source = literalString(block, "source");
     if (typeof source !== "string" || isRemoteSource(source)) continue;
     const normalized = posix.normalize(source.replace(/\\/g, "/"));
     if (!(normalized === ".." || normalized.startsWith("../"))) continue;
-    const file = localSourceFile(folder, source);
+    const file = access.check(resolve(folder, source), source);
     if ("problem" in file) {
       const line = lineOf(text, block, "source");
       problems.push(`${configName}${line ? `:${line}` : ""}: ${blockAddress(block)}: ${file.problem}`);
@@ -83,7 +83,7 @@ export async function bringInOutsideSources(
   let config = text;
   for (const [source, from] of outside) {
     const path = `${outsideFolder}/${relative(root, from).split(sep).join("/")}`;
-    result.set(path, readFileSync(from));
+    result.set(path, access.read(from, source));
     broughtIn.push({ source, from, path });
     const literal = new RegExp(`(\\bsource\\s*=\\s*)"${source.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}"`, "g");
     config = config.replace(literal, `$1"./${path}"`);

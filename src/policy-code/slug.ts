@@ -1,6 +1,7 @@
-import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
 import { maxPolicySetFiles, maxPolicySetUnpackedBytes } from "../contract/policy-sets";
+import { FileAccess, FileAccessError } from "./file-access";
 import { globRegExp } from "./glob";
 
 /**
@@ -16,9 +17,11 @@ import { globRegExp } from "./glob";
  *   and the walk under a linked directory matches rules against paths relative to that directory, as go-slug does.
  * - Files that are not regular (devices, pipes, sockets) are left out, as go-slug leaves them.
  *
- * One departure, on purpose: a link whose target is not a regular file or a folder (a device, a pipe, a socket) or
- * that leads into `/proc` or `/sys` is refused, naming the link. go-slug would copy such a target's bytes into the
- * upload (`/proc/self/environ` is the process's environment, tokens included) or hang on a pipe.
+ * One departure, on purpose: every file is read under the one file-access rule (file-access.ts). A link that leads
+ * outside the repository, into `/proc`, `/sys` or `/dev`, to a credentials file or to anything but a regular file or
+ * a folder is refused, naming the link and where it leads, before anything is read from it. go-slug would copy such
+ * a target's bytes into the upload (`/proc/self/environ` is the process's environment, tokens included) or hang on a
+ * pipe.
  */
 
 /** One `.terraformignore` rule, as go-slug keeps it. */
@@ -105,15 +108,23 @@ export class SlugError extends Error {
   }
 }
 
-/** Where a link may never lead: the kernel's views of processes and devices, which read as files. */
-const forbiddenTargets = ["/proc", "/sys"];
-
 /** Walks `directory` as go-slug packs it; throws {@link SlugError} naming the path for what cannot be packed. */
 export function readSlugFolder(directory: string): SlugFolder {
   const root = resolve(directory);
+  const access = FileAccess.forFolder(root);
+  const read = (file: string, shown: string) => {
+    try {
+      return access.read(file, shown);
+    } catch (error) {
+      if (error instanceof FileAccessError) throw new SlugError(error.message);
+      throw error;
+    }
+  };
   const ignoreFile = join(root, ".terraformignore");
   const rules = ignoreRules(
-    statSync(ignoreFile, { throwIfNoEntry: false })?.isFile() ? readFileSync(ignoreFile, "utf8") : undefined,
+    lstatSync(ignoreFile, { throwIfNoEntry: false })?.isFile()
+      ? read(ignoreFile, ".terraformignore").toString("utf8")
+      : undefined,
   );
   const files = new Map<string, Uint8Array>();
   const links = new Map<string, string>();
@@ -137,7 +148,7 @@ export function readSlugFolder(directory: string): SlugFolder {
           const asFolder = excludes(rules, `${matchPath}/`);
           if (!asFolder.excluded || !asFolder.dominating) visit(full, matchPath);
         } else if (stat.isFile()) {
-          files.set(path, readFileSync(full));
+          files.set(path, read(full, path));
         } else if (stat.isSymbolicLink()) {
           followLink(full, path, walking);
         }
@@ -159,19 +170,9 @@ export function readSlugFolder(directory: string): SlugFolder {
       }
       throw new SlugError(`${path} is a link to ${target}, which does not exist: remove it, or fix its target`);
     }
-    if (forbiddenTargets.some((prefix) => isWithin(prefix, resolvedTarget))) {
-      throw new SlugError(
-        `${path} is a link to ${resolvedTarget}, which the kernel serves (process and device data, the ` +
-          "environment with its tokens among it) and which is never uploaded: remove the link",
-      );
-    }
+    const allowed = access.check(linkFile, `${path} (a link to ${target})`, { folder: true });
+    if ("problem" in allowed) throw new SlugError(allowed.problem);
     const stat = statSync(resolvedTarget);
-    if (!stat.isFile() && !stat.isDirectory()) {
-      throw new SlugError(
-        `${path} is a link to ${resolvedTarget}, which is no regular file or folder (a device, a pipe or a ` +
-          "socket): only regular files are uploaded; remove the link",
-      );
-    }
     if (isWithin(root, absoluteTarget)) {
       // Kept as a link by go-slug: the service reads the target, as the folder's own content.
       links.set(path, posix.normalize(toPosix(relative(root, absoluteTarget))));
@@ -181,7 +182,7 @@ export function readSlugFolder(directory: string): SlugFolder {
     if (stat.isDirectory()) {
       if (walking.has(resolvedTarget)) throw new SlugError(`${path} links back to a folder above it: remove the loop`);
       walk(resolvedTarget, path, new Set([...walking, resolvedTarget]));
-    } else files.set(path, readFileSync(resolvedTarget));
+    } else files.set(path, read(linkFile, `${path} (a link to ${target})`));
   };
 
   walk(root, "", new Set([tryRealpath(root) ?? root]));

@@ -15,7 +15,9 @@ import { planProject } from "../../src/importer/plan";
 // 1.2 reader as strict as Pulumi's about characters a document may not hold; Python by its own `ast.parse`;
 // TypeScript by its compiler.
 
-const { load: loadYaml } = createRequire(join(process.cwd(), "package.json"))("js-yaml") as { load(text: string): unknown };
+const { load: loadYaml } = createRequire(join(process.cwd(), "package.json"))("js-yaml") as {
+  load(text: string): unknown;
+};
 const library = { spec: "file:../pulumi-tfe-governance-0.1.0.tgz", isDirectory: false };
 
 const hostileParts = [
@@ -224,7 +226,7 @@ describe("generated files in every language, read back by the language's own rea
       }
       expect(refused).toBe("");
     } finally {
-      if (!process.env.KEEP) rmSync(folder, { recursive: true, force: true });
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });

@@ -7,7 +7,9 @@ import { excludes, ignoreRules, readSlugFolder, resolveLinks } from "../../src/p
 // go-slug's rules, case by case. The table of the first test is go-slug's own (internal/ignorefiles, its
 // TestTerraformIgnore over testdata/archive-dir); test/conformance/go-slug.test.ts runs go-slug itself on folders.
 
+// The work folder is a repository: links may lead anywhere inside it, never out of it (file-access.ts).
 const work = mkdtempSync(join(tmpdir(), "slug-"));
+mkdirSync(join(work, ".git"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 const goSlugIgnoreFile = `# comments are ignored
@@ -140,13 +142,31 @@ describe("links", () => {
   it("refuses a link into /proc, naming it, and never reads it", () => {
     const root = folder({ "sentinel.hcl": "" });
     symlinkSync("/proc/self/environ", join(root, "environ.sentinel"));
-    expect(() => readSlugFolder(root)).toThrow(/environ\.sentinel is a link to \/proc\/.*environ.*never uploaded/);
+    expect(() => readSlugFolder(root)).toThrow(
+      /environ\.sentinel \(a link to \/proc\/self\/environ\) leads to \/proc\/.*environ.*which the kernel serves/,
+    );
   });
 
   it("refuses a link to a device, naming it", () => {
     const root = folder({ "sentinel.hcl": "" });
     symlinkSync("/dev/zero", join(root, "zero.sentinel"));
-    expect(() => readSlugFolder(root)).toThrow(/zero\.sentinel is a link to \/dev\/zero, which is no regular file/);
+    expect(() => readSlugFolder(root)).toThrow(/zero\.sentinel \(a link to \/dev\/zero\) leads to \/dev\/zero/);
+  });
+
+  it("refuses a link that leads out of the repository, naming the link and where it leads, and reads nothing there", () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "slug-elsewhere-"));
+    try {
+      writeFileSync(join(elsewhere, "secret.txt"), "decoy-secret");
+      const root = folder({ "sentinel.hcl": "" });
+      symlinkSync(join(elsewhere, "secret.txt"), join(root, "shared.sentinel"));
+      expect(() => readSlugFolder(root)).toThrow(
+        new RegExp(
+          `shared\\.sentinel \\(a link to ${elsewhere}/secret\\.txt\\) leads to .*secret\\.txt.*, outside the repository`,
+        ),
+      );
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it("resolves links whatever the order they arrive in, and stops at a folder linked into itself", () => {

@@ -442,14 +442,12 @@ describe("a policy's source that leaves the folder's repository", () => {
       const depth = folder.split("/").length;
       writeFileSync(join(repository, "shared.sentinel"), "main = rule { true }\n");
       for (const [source, leadsTo] of [
-        [`${"../".repeat(depth)}proc/self/environ`, /resolved to \/proc\//],
-        [`${"../".repeat(depth)}etc/hostname`, /resolved to \/etc\/hostname/],
+        [`${"../".repeat(depth)}proc/self/environ`, /leads to \/proc\/.*, which the kernel serves/],
+        [`${"../".repeat(depth)}etc/hostname`, /leads to \/etc\/hostname, outside the repository/],
       ] as const) {
         writeFileSync(join(folder, "sentinel.hcl"), `policy "leak" {\n  source = "${source}"\n}\n`);
         await expect(readPolicyFolder(folder)).rejects.toThrow(
-          new RegExp(
-            `sentinel\\.hcl:2: policy "leak": ${source.replace(/\./g, "\\.")} leads outside the repository the folder belongs to \\(${leadsTo.source}`,
-          ),
+          new RegExp(`sentinel\\.hcl:2: policy "leak": ${source.replace(/\./g, "\\.")} ${leadsTo.source}`),
         );
       }
       // Inside the repository, outside the folder: a library's shared file is fine.

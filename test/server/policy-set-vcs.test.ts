@@ -131,7 +131,11 @@ describe("policy sets read from version control", () => {
   });
 
   it("refuses a repository that the organization's VCS connections do not reach (422)", async () => {
-    const repository = { identifier: "acme/private-library", branch: "main", "oauth-token-id": "ot-globexConnection01" };
+    const repository = {
+      identifier: "acme/private-library",
+      branch: "main",
+      "oauth-token-id": "ot-globexConnection01",
+    };
     const refused = await call(server, "POST", `/api/v2/organizations/${otherOrganization}/policy-sets`, {
       auth: otherToken,
       body: { data: { type: "policy-sets", attributes: { name: "reads-acme", "vcs-repo": repository } } },

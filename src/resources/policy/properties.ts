@@ -2,12 +2,11 @@
 // mappings between the service's policy and the state (no request, no disk but the code file a program names).
 
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import type { Policy as ServicePolicy } from "../../client/policies";
 import type { PolicyKind } from "../../contract/policies";
 import { policySetIdPattern } from "../../contract/policy-sets";
+import { FileAccess } from "../../policy-code/file-access";
 import type { Enforcement } from "../guard";
 import { propertiesThat, propertyTable, readFromService } from "../property-table";
 import type { IdShape } from "../provider-context";
@@ -166,7 +165,8 @@ export function hashCode(code: Uint8Array): string {
 
 export function loadCode(inputs: Pick<PolicyInputs, "code" | "codeFile">): Buffer {
   if (inputs.code !== undefined) return Buffer.from(inputs.code, "utf8");
-  return readFileSync(resolve(inputs.codeFile as string));
+  const codeFile = inputs.codeFile as string;
+  return FileAccess.forFile(codeFile).read(codeFile, `codeFile ${codeFile}`);
 }
 
 export function toOutputs(

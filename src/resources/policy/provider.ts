@@ -2,7 +2,7 @@
 
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../../client/client";
 import { deletedUnlessGone, TfeApiError } from "../../client/errors";
@@ -15,6 +15,7 @@ import {
   policyNamePattern,
   policyRuleViolations,
 } from "../../contract/policies";
+import { FileAccess } from "../../policy-code/file-access";
 import { Opa } from "../../policy-code/opa";
 import { dialectAdvice, queryProblems, regoVersionWords } from "../../policy-code/rego";
 import { decodeUtf8, sentinelPolicyProblems } from "../../policy-code/sentinel";
@@ -176,7 +177,10 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     const directory = mkdtempSync(join(tmpdir(), "tfe-governance-rego-"));
     try {
       const file = "policy.rego";
-      writeFileSync(join(directory, file), code !== undefined ? String(code) : readFileSync(resolve(String(codeFile))));
+      writeFileSync(
+        join(directory, file),
+        code !== undefined ? String(code) : loadCode({ codeFile: String(codeFile) }),
+      );
       const problems = await opa.check([file], regoVersion, directory);
       const shown = (text: string) => (codeFile !== undefined ? text.replaceAll(file, String(codeFile)) : text);
       for (const problem of problems) {
@@ -323,7 +327,12 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       failures.push({ property: "codeFile", reason: "codeFile must be a path to the policy's file" });
       return {};
     }
-    const path = resolve(codeFile);
+    const allowed = FileAccess.forFile(codeFile).check(codeFile, `codeFile ${codeFile}`);
+    if ("problem" in allowed) {
+      failures.push({ property: "codeFile", reason: `${allowed.problem} (relative to the program's directory)` });
+      return { codeHash: null, codeSize: 0 };
+    }
+    const path = allowed.path;
     try {
       const size = statSync(path).size;
       if (size > maxPolicyCodeBytes) {
