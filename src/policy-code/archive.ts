@@ -37,13 +37,16 @@ export function collectFolder(directory: string): CollectedFolder {
  * when a set's content changes (the files added, removed or changed), where the one content hash says only that.
  */
 export function fileDigests(files: FolderFiles): Record<string, string> {
-  const digests: Record<string, string> = {};
-  for (const path of [...files.keys()].sort()) {
-    const bytes = files.get(path) as Uint8Array;
-    digests[path] =
-      `${bytes.byteLength} bytes, sha256 ${createHash("sha256").update(bytes).digest("hex").slice(0, 12)}`;
-  }
-  return digests;
+  // Built with fromEntries: a path is any text, and assigning `__proto__` would set the prototype instead.
+  return Object.fromEntries(
+    [...files.keys()].sort().map((path) => {
+      const bytes = files.get(path) as Uint8Array;
+      return [
+        path,
+        `${bytes.byteLength} bytes, sha256 ${createHash("sha256").update(bytes).digest("hex").slice(0, 12)}`,
+      ];
+    }),
+  );
 }
 
 export function hashFiles(files: FolderFiles): string {

@@ -262,7 +262,8 @@ class FolderReader {
   /** The block's own settings, checked; its code is checked afterwards, by kind. */
   private policyOf(block: HclBlock): FolderPolicy | undefined {
     const label = block.labels[0] as string;
-    const override = this.overrides[label] ?? {};
+    // Own entries only: a label is any text, and `constructor` would otherwise find Object.prototype's.
+    const override = (Object.hasOwn(this.overrides, label) ? this.overrides[label] : undefined) ?? {};
     const before = this.problems.length;
     for (const attribute of Object.keys(block.body)) {
       if (policyAttributes[this.kind].includes(attribute)) continue;

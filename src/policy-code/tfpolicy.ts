@@ -297,19 +297,29 @@ async function readPolicyFile(
     {},
     ...blocks.filter((block) => block.type === "locals").map((block) => block.body),
   );
+  const inThisFile = new Set<string>();
   for (const block of blocks) {
     if (!["resource_policy", "provider_policy", "module_policy"].includes(block.type) || block.labels.length !== 2) {
       continue;
     }
     const at = `${path}:${lineOf(text, block) ?? "?"}: ${blockAddress(block)}`;
     const problem = (text: string) => folder.problems.push(`${at}: ${text}`);
+    // A label with a dot (or a quote) is written quoted, so `"a.b" "c"` and `"a" "b.c"` are two addresses; labels
+    // without one read as they always did (resource_policy.aws_s3_bucket.require_owner_tag), so baselines hold.
+    const address = `${block.type}.${block.labels.map(addressPart).join(".")}`;
+    if (inThisFile.has(address)) {
+      problem(
+        "declared twice in this file: each policy block's type and labels may appear once, as the service reads them",
+      );
+      continue;
+    }
+    inThisFile.add(address);
     const context = { inputs, locals };
     const level = effectiveLevel(block, context, parameters, problem);
     const operations =
       block.type === "resource_policy"
         ? checkedOperations(block, policyScope(block, context, parameters, [], problem), problem)
         : null;
-    const address = `${block.type}.${block.labels.join(".")}`;
     const shared = folder.blocks.some((other) => other.address === address);
     folder.blocks.push({
       address: shared ? `${address} (${path})` : address,
@@ -323,6 +333,11 @@ async function readPolicyFile(
   }
   const policyBlocks = blocks.filter((block) => block.type === "policy" && block.labels.length === 0);
   for (const block of policyBlocks) checkPlugins(folder, files, path, text, block);
+}
+
+/** A block label as its address writes it: as it is, or quoted where a dot, a quote or a space would blur it. */
+function addressPart(label: string): string {
+  return /^[^."\s]+$/.test(label) ? label : JSON.stringify(label);
 }
 
 /** An input as its own file declares it. */

@@ -1,5 +1,6 @@
 import { enforcementStrength, type PolicySetKind, strongestLevel } from "../contract/policies";
 import { isUnknown } from "./unknown";
+import { setOwn } from "./wire-keys";
 
 // The one guard of governance. Every resource describes what it enforces as an Enforcement snapshot (the service's,
 // as its outputs record it, and the program's, as its check read it); `weakenings` compares two snapshots and lists
@@ -255,20 +256,21 @@ export interface ContentBaseline {
  * either is.
  */
 export function strongerBaseline(a: ContentBaseline, b: ContentBaseline, kind: PolicySetKind): ContentBaseline {
+  // Own properties throughout: a label is any text, `__proto__` included (see wire-keys.ts).
   const folderPolicies: Record<string, string> = { ...a.folderPolicies };
   for (const [label, level] of Object.entries(b.folderPolicies)) {
     const other = folderPolicies[label];
     if (other === undefined) {
-      folderPolicies[label] = level;
+      setOwn(folderPolicies, label, level);
       continue;
     }
     const [mine, theirs] = [enforcementStrength(kind, other), enforcementStrength(kind, level)];
-    if (theirs === undefined || (mine !== undefined && theirs > mine)) folderPolicies[label] = level;
+    if (theirs === undefined || (mine !== undefined && theirs > mine)) setOwn(folderPolicies, label, level);
   }
   const policyBlocks: Record<string, PolicyBlockShape> = { ...a.policyBlocks };
   for (const [address, block] of Object.entries(b.policyBlocks)) {
     const other = policyBlocks[address];
-    policyBlocks[address] = other
+    const merged: PolicyBlockShape = other
       ? {
           enforce: Math.max(other.enforce, block.enforce),
           operations:
@@ -279,6 +281,7 @@ export function strongerBaseline(a: ContentBaseline, b: ContentBaseline, kind: P
           levelInputs: [...new Set([...(other.levelInputs ?? []), ...(block.levelInputs ?? [])])],
         }
       : block;
+    setOwn(policyBlocks, address, merged);
   }
   return {
     folderPolicies,

@@ -19,6 +19,8 @@ export interface PropertySpec {
   output: boolean;
   /** How it meets the service; absent for what only the provider knows (a code hash, `adoptExisting`). */
   service?: ServiceBinding;
+  /** An object whose keys are data (labels, paths, parameter keys): they cross the engine's wire escaped. */
+  keyed?: true;
 }
 
 /** How a property maps onto the client's view of the remote object (its type, its create and update options). */
@@ -162,6 +164,11 @@ export function propertiesThat<T extends PropertyTable>(
   change: PropertySpec["change"],
 ): (keyof T & string)[] {
   return Object.keys(table).filter((key) => table[key]?.change === change);
+}
+
+/** The properties of a table whose keys are data (see wire-keys.ts). */
+export function keyedProperties(table: PropertyTable): string[] {
+  return Object.keys(table).filter((key) => table[key]?.keyed === true);
 }
 
 const expectation: Record<ArgumentKind, { matches: (value: unknown) => boolean; wanted: string }> = {

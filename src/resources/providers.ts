@@ -11,14 +11,23 @@ import { ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";
 import { PolicyFolderManifestProvider } from "./policy-folder/manifest";
 import { PolicySetProvider } from "./policy-set";
+import { policySetProperties } from "./policy-set/properties";
+import { keyedProperties } from "./property-table";
 import { type ProviderContext, withFailureReports } from "./provider-context";
 import type { ProviderType } from "./shim";
+import { withWireKeys } from "./wire-keys";
 
 export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & { context: ProviderContext }> = {
   Policy: withFailureReports(new PolicyProvider(), "Policy"),
   ModuleVersionDeprecation: withFailureReports(new ModuleVersionDeprecationProvider(), "ModuleVersionDeprecation"),
-  PolicyFolderManifest: withFailureReports(new PolicyFolderManifestProvider(), "PolicyFolder"),
-  PolicySet: withFailureReports(new PolicySetProvider(), "PolicySet"),
+  PolicyFolderManifest: withFailureReports(
+    withWireKeys(new PolicyFolderManifestProvider(), ["policies"]),
+    "PolicyFolder",
+  ),
+  PolicySet: withFailureReports(
+    withWireKeys(new PolicySetProvider(), keyedProperties(policySetProperties)),
+    "PolicySet",
+  ),
 };
 
 // Everything the provider loads up front is loaded now (undici comes with the first client, and keeps itself).

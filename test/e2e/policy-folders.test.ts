@@ -208,6 +208,23 @@ describe("PolicyFolder under the real engine", () => {
     expect(await policyNames()).not.toContain("rule-3");
     expect(await policyNames()).toHaveLength(10);
   }, 300_000);
+
+  it("refuses removing a block labelled __proto__, a label the engine's wire would drop as a key", async () => {
+    const block = (label: string, index: number) =>
+      `policy "${label}" {\n  query             = "data.terraform.policies.rule_${index}.deny"\n  enforcement_level = "mandatory"\n}\n`;
+    const files = { "rules/rule_1.rego": regoPolicy(1), "rules/rule_2.rego": regoPolicy(2) };
+    await writeFolder({ ...files, "policies.hcl": block("__proto__", 1) + block("constructor", 2) });
+    await project.run(["config", "set", "tfe:allowWeakening", "true"]);
+    await project.up();
+    await project.run(["config", "rm", "tfe:allowWeakening"]);
+    expect(await policyNames()).toEqual(["__proto__", "constructor"]);
+    await writeFolder({ ...files, "policies.hcl": block("constructor", 2) });
+    const before = mutatingRequests().length;
+    const refused = await project.run(["preview"], { allowFailure: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toContain('policy "__proto__" (mandatory) is removed');
+    expect(mutatingRequests().slice(before)).toEqual([]);
+  }, 300_000);
 });
 
 describe("examples/policy-folders under the real engine", () => {

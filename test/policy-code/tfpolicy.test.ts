@@ -263,3 +263,28 @@ describe("a Terraform policy folder, read as the service reads it and checked ag
     expect(both.warnings).toEqual([expect.stringMatching(/^old\/b\.policy\.hcl is in a subfolder: .* not evaluated/)]);
   });
 });
+
+describe("Terraform policy block addresses", () => {
+  const block = (type: string, name: string, level: string) =>
+    `resource_policy "${type}" "${name}" {\n  enforcement_level = "${level}"\n  enforce {\n    condition = true\n  }\n}\n`;
+
+  it("keeps blocks whose labels hold dots apart: no two blocks share an address", async () => {
+    const folder = await readTfPolicyFolder(
+      folderOf({ "a.policy.hcl": block("a.b", "c", "mandatory") + block("a", "b.c", "advisory") }),
+    );
+    expect(folder.problems).toEqual([]);
+    expect(folder.blocks.map((entry) => [entry.address, entry.level])).toEqual([
+      ['resource_policy."a.b".c', "mandatory"],
+      ['resource_policy.a."b.c"', "advisory"],
+    ]);
+  });
+
+  it("refuses a block declared twice in one file, as the service reads one of each", async () => {
+    const folder = await readTfPolicyFolder(
+      folderOf({ "a.policy.hcl": block("aws_s3_bucket", "x", "mandatory") + block("aws_s3_bucket", "x", "advisory") }),
+    );
+    expect(folder.problems).toEqual([
+      expect.stringMatching(/^a\.policy\.hcl:\d+: resource_policy "aws_s3_bucket" "x": declared twice in this file/),
+    ]);
+  });
+});

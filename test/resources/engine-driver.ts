@@ -1,10 +1,28 @@
+import { createRequire } from "node:module";
 import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../../src/client";
 import { clearMembershipDeclarations } from "../../src/resources/memberships";
 import { PolicyProvider } from "../../src/resources/policy";
 import { PolicySetProvider } from "../../src/resources/policy-set";
+import { policySetProperties } from "../../src/resources/policy-set/properties";
+import { keyedProperties } from "../../src/resources/property-table";
 import type { ContextProvider } from "../../src/resources/provider-context";
 import { unknownValue } from "../../src/resources/unknown";
+import { withWireKeys } from "../../src/resources/wire-keys";
+
+/** Protobuf's Struct, through which the engine passes every value between a provider and the state. */
+const { Struct } = createRequire(require.resolve("@pulumi/pulumi"))("google-protobuf/google/protobuf/struct_pb") as {
+  Struct: { fromJavaScript(value: object): { toJavaScript(): Record<string, unknown> } };
+};
+
+/**
+ * A value as it comes back from the engine: the SDK leaves out what is undefined, and protobuf's Struct assigns each
+ * key (`__proto__` sets the prototype instead of a property, and vanishes).
+ */
+function overTheWire(value: unknown): Record<string, unknown> {
+  const defined = JSON.parse(JSON.stringify(value ?? {}, (_key, entry) => (entry === undefined ? undefined : entry)));
+  return Struct.fromJavaScript(defined).toJavaScript();
+}
 
 // The Pulumi engine's calls to a provider, as the oracle test needs them many times a second: a `pulumi up` (a
 // preview of every resource, then the same again with each change applied), a `pulumi refresh`. What it does is
@@ -44,7 +62,11 @@ export class EngineDriver {
 
   private providers(env: Record<string, string>): Record<ResourceType, Provider> {
     clearMembershipDeclarations();
-    const providers = { Policy: new PolicyProvider(), PolicySet: new PolicySetProvider() };
+    // Wrapped as the library's providers module wraps them (providers.ts), so keys survive the wire the same way.
+    const providers = {
+      Policy: new PolicyProvider(),
+      PolicySet: withWireKeys(new PolicySetProvider(), keyedProperties(policySetProperties)),
+    };
     for (const provider of Object.values(providers)) {
       const config = { ...this.stackConfig };
       if (env.TFE_ALLOW_WEAKENING === "true") config.allowWeakening = "true";
@@ -80,8 +102,8 @@ export class EngineDriver {
       this.state.set(name, {
         ...recorded,
         id: result.id ?? recorded.id,
-        outputs: result.props,
-        inputs: (result.inputs as Record<string, unknown> | undefined) ?? recorded.inputs,
+        outputs: overTheWire(result.props),
+        inputs: result.inputs ? overTheWire(result.inputs) : recorded.inputs,
       });
     }
   }
@@ -92,15 +114,15 @@ export class EngineDriver {
     for (const declared of program) {
       const provider = providers[declared.type];
       const recorded = this.state.get(declared.name);
-      const news = {
+      const news = overTheWire({
         ...declared.args(idOf),
         __urn: `urn:pulumi:driver::oracle::pulumi-nodejs:dynamic/tfe:${declared.type}::${declared.name}`,
-      };
+      });
       const checked = await provider.check?.(recorded?.inputs ?? {}, news);
       if (checked?.failures?.length) {
         return { applied: false, refusal: checked.failures.map((failure) => failure.reason).join("\n") };
       }
-      const inputs = (checked?.inputs ?? news) as Record<string, unknown>;
+      const inputs = overTheWire(checked?.inputs ?? news);
       if (!recorded) {
         if (apply) await this.create(provider, declared, inputs);
         continue;
@@ -118,7 +140,7 @@ export class EngineDriver {
         if (recheck?.failures?.length) {
           return { applied: false, refusal: recheck.failures.map((failure) => failure.reason).join("\n") };
         }
-        const replacement = (recheck?.inputs ?? inputs) as Record<string, unknown>;
+        const replacement = recheck?.inputs ? overTheWire(recheck.inputs) : inputs;
         if (diff.deleteBeforeReplace) {
           await provider.delete?.(recorded.id, recorded.outputs);
           this.state.delete(declared.name);
@@ -134,12 +156,12 @@ export class EngineDriver {
         this.state.set(declared.name, {
           ...recorded,
           inputs,
-          outputs: (updated?.outs ?? {}) as Record<string, unknown>,
+          outputs: overTheWire(updated?.outs ?? {}),
         });
       } catch (error) {
         // A partial failure: the engine records what the provider says the service holds.
         const properties = (error as { properties?: Record<string, unknown> }).properties;
-        if (properties) this.state.set(declared.name, { ...recorded, inputs, outputs: properties });
+        if (properties) this.state.set(declared.name, { ...recorded, inputs, outputs: overTheWire(properties) });
         throw error;
       }
     }
@@ -152,7 +174,7 @@ export class EngineDriver {
       type: declared.type,
       id: created.id,
       inputs,
-      outputs: created.outs as Record<string, unknown>,
+      outputs: overTheWire(created.outs),
     });
   }
 }

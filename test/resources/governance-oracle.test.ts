@@ -9,9 +9,11 @@ import type { RunningServer } from "../../src/server";
 import type { GitRepository } from "../vcs-repository";
 import { type Declared, EngineDriver } from "./engine-driver";
 import {
+  type BlockLabels,
   declaredResources,
   enforcedByResource,
   type FolderModel,
+  hostileLabels,
   initialProgram,
   opaLevels,
   oracleServer,
@@ -50,6 +52,7 @@ interface World {
   library: GitRepository;
   folder: string;
   tfFolder: string;
+  labels: BlockLabels;
 }
 
 const subset = fc.subarray(workspaces);
@@ -132,7 +135,7 @@ const outsideChanges: fc.Arbitrary<Step> = fc.oneof(
       const recorded = world.driver.state.get("folder-set");
       if (!recorded || recorded.outputs.vcsRepo || recorded.outputs.kind !== content.kind) return;
       const folder = mkdtempSync(join(work, "outside-"));
-      writeFolder(folder, content);
+      writeFolder(folder, content, world.labels);
       const version = await world.client.policySets.createVersion(recorded.id);
       await world.client.policySets.uploadVersion(version, packFiles(collectFolder(folder).files));
       await settled(world.client, version.id);
@@ -207,7 +210,11 @@ const tally = {
 };
 
 /** Runs `steps` from a fresh server; `guardOff` approves every run behind the oracle's back (a test of the test). */
-async function runSequence(steps: Step[], guardOff = false): Promise<void> {
+async function runSequence(
+  steps: Step[],
+  guardOff = false,
+  labels: BlockLabels = initialProgram.labels,
+): Promise<void> {
   const { server, library } = await oracleServer(token);
   const client = new TfeClient({ address: server.url, token, rateLimit: false });
   const world: World = {
@@ -217,8 +224,9 @@ async function runSequence(steps: Step[], guardOff = false): Promise<void> {
     library,
     folder: mkdtempSync(join(work, "folder-")),
     tfFolder: mkdtempSync(join(work, "tfpolicy-")),
+    labels,
   };
-  let program: Program = initialProgram;
+  let program: Program = { ...initialProgram, labels };
   const history: string[] = [];
   tally.sequences++;
   try {
@@ -271,9 +279,13 @@ async function runSequence(steps: Step[], guardOff = false): Promise<void> {
 describe("the governance oracle", () => {
   it(`finds no step of ${runs} random sequences that leaves the service less strict without approval`, async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 2, maxLength: 8 }), async (steps) => {
-        await runSequence(steps);
-      }),
+      fc.asyncProperty(
+        fc.array(step, { minLength: 2, maxLength: 8 }),
+        fc.uniqueArray(fc.constantFrom(...hostileLabels), { minLength: 2, maxLength: 2 }),
+        async (steps, [x, y]) => {
+          await runSequence(steps, false, { x: x as string, y: y as string });
+        },
+      ),
       { numRuns: runs, endOnFailure: false, ...(seed === undefined ? {} : { seed }) },
     );
     console.log(
@@ -284,6 +296,17 @@ describe("the governance oracle", () => {
     // Most ups must get through, or the property tests nothing (said of enough sequences to be more than chance).
     if (runs >= 20) expect(tally.applied).toBeGreaterThan(tally.steps / 4);
   }, 600_000);
+
+  it("refuses lowering a policy labelled __proto__, whose label crosses the engine's wire as a key", async () => {
+    const lowered = edit("folder lowers __proto__", (p) => ({
+      ...p,
+      folderSet: { ...p.folderSet, content: { kind: "sentinel", levels: { x: "advisory", y: "soft-mandatory" } } },
+    }));
+    await expect(runSequence([lowered], false, { x: "__proto__", y: "constructor" })).resolves.toBeUndefined();
+    await expect(runSequence([lowered], true, { x: "__proto__", y: "constructor" })).rejects.toThrow(
+      /up weakened governance without approval \(applied\):\n {2}workspace ws-oracleB000000001: folder-set __proto__: 3 -> 1/,
+    );
+  }, 120_000);
 
   it("fails on a weakening that gets through: with the guard switched off behind its back, it names the step", async () => {
     const lowered = edit("policy level advisory", (p) => ({ ...p, policy: { ...p.policy, level: "advisory" } }));

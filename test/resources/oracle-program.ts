@@ -22,7 +22,15 @@ export interface FolderModel {
   levels: Record<"x" | "y", string | null>;
 }
 
+/**
+ * The labels a folder's two policy blocks carry, drawn per sequence from a hostile alphabet: labels are data, and a
+ * label that is an object's special key (`__proto__`) or a method's name must be compared like any other.
+ */
+export type BlockLabels = Record<"x" | "y", string>;
+export const hostileLabels = ["x", "y", "__proto__", "constructor", "toString", "hasOwnProperty", "a.b", "ü-étiquette"];
+
 export interface Program {
+  labels: BlockLabels;
   policy: { name: "p1" | "p1-renamed"; level: string; inSet: boolean; code: 0 | 1 };
   setOfPolicies: { global: boolean; workspaces: string[]; excluded: string[] };
   folderSet: { source: "directory" | "vcs-checkout" | "vcs-plain"; content: FolderModel; workspaces: string[] };
@@ -31,6 +39,7 @@ export interface Program {
 }
 
 export const initialProgram: Program = {
+  labels: { x: "x", y: "y" },
   policy: { name: "p1", level: "hard-mandatory", inSet: true, code: 0 },
   setOfPolicies: { global: false, workspaces: [workspaces[0] as string], excluded: [] },
   folderSet: {
@@ -49,26 +58,26 @@ export interface ProgramPaths {
   library: GitRepository;
 }
 
-/** Writes a policy-set folder holding `content`: each label a file, at its level. */
-export function writeFolder(folder: string, content: FolderModel, prefix = "") {
+/** Writes a policy-set folder holding `content`: each block a file (x or y), labelled as `labels` says, at its level. */
+export function writeFolder(folder: string, content: FolderModel, labels: BlockLabels, prefix = "") {
   const root = join(folder, prefix);
   rmSync(root, { recursive: true, force: true });
   mkdirSync(root, { recursive: true });
-  const labels = (["x", "y"] as const).filter((label) => content.levels[label] !== null);
+  const blocks = (["x", "y"] as const).filter((block) => content.levels[block] !== null);
   if (content.kind === "sentinel") {
-    const blocks = labels.map(
+    const written = blocks.map(
       (label) =>
-        `policy "${label}" {\n  source = "./${label}.sentinel"\n  enforcement_level = "${content.levels[label]}"\n}\n`,
+        `policy "${JSON.stringify(labels[label]).slice(1, -1)}" {\n  source = "./${label}.sentinel"\n  enforcement_level = "${content.levels[label]}"\n}\n`,
     );
-    writeFileSync(join(root, "sentinel.hcl"), blocks.join("\n") || "# no policies\n");
-    for (const label of labels) writeFileSync(join(root, `${label}.sentinel`), "main = rule { true }\n");
+    writeFileSync(join(root, "sentinel.hcl"), written.join("\n") || "# no policies\n");
+    for (const label of blocks) writeFileSync(join(root, `${label}.sentinel`), "main = rule { true }\n");
   } else {
-    const blocks = labels.map(
+    const written = blocks.map(
       (label) =>
-        `policy "${label}" {\n  query = "data.terraform.${label}.deny"\n  enforcement_level = "${content.levels[label]}"\n}\n`,
+        `policy "${JSON.stringify(labels[label]).slice(1, -1)}" {\n  query = "data.terraform.${label}.deny"\n  enforcement_level = "${content.levels[label]}"\n}\n`,
     );
-    writeFileSync(join(root, "policies.hcl"), blocks.join("\n") || "# no policies\n");
-    for (const label of labels) {
+    writeFileSync(join(root, "policies.hcl"), written.join("\n") || "# no policies\n");
+    for (const label of blocks) {
       writeFileSync(join(root, `${label}.rego`), `package terraform.${label}\n\ndeny[msg] { false; msg := "" }\n`);
     }
   }
@@ -92,7 +101,7 @@ export function writeTerraformPolicy(folder: string, shape: Program["terraformPo
  * library's content committed where the set reads version control. The policy's sets are named by id by the caller.
  */
 export function programArguments(program: Program, paths: ProgramPaths) {
-  writeFolder(paths.folder, program.folderSet.content);
+  writeFolder(paths.folder, program.folderSet.content, program.labels);
   writeTerraformPolicy(paths.tfFolder, program.terraformPolicy);
   const approve = program.approve;
   const folderSource =
@@ -105,7 +114,7 @@ export function programArguments(program: Program, paths: ProgramPaths) {
         };
   if (program.folderSet.source !== "directory") {
     // The library's checkout holds the program's content: what the service reads when the set moves to it.
-    writeFolder(paths.library.path, program.folderSet.content, "set");
+    writeFolder(paths.library.path, program.folderSet.content, program.labels, "set");
     paths.library.commit({}, "Program's content");
   }
   return {

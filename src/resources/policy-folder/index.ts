@@ -12,6 +12,7 @@ import { Policy, type PolicyArgs } from "../policy";
 import { type ArgumentTable, argumentFailures } from "../property-table";
 import { inNamespace } from "../provider-context";
 import { codeChecksRequired } from "../provider-settings";
+import { toWireKey } from "../wire-keys";
 import { PolicyFolderManifest, type PolicyFolderManifestInputs } from "./manifest";
 
 export type { PolicyOverride } from "../../policy-code/folder";
@@ -149,7 +150,8 @@ export async function declareFolder<P extends pulumi.Resource>(
     `${name}/manifest`,
     {
       kind: folder.kind,
-      policies: Object.fromEntries(folder.policies.map((policy) => [policy.name, policy.enforcementLevel])),
+      // Keyed for the wire already: the SDK assigns each key on its way to the engine, and `__proto__` would vanish.
+      policies: Object.fromEntries(folder.policies.map((policy) => [toWireKey(policy.name), policy.enforcementLevel])),
       allowWeakening: allowWeakening === true,
     },
     { parent: component },

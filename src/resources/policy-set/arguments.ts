@@ -3,6 +3,7 @@ import type { PolicySetKind } from "../../contract/policies";
 import { normalizedPoliciesPath } from "../../policy-code/folder-files";
 import type { PolicySetFolderSummary } from "../../policy-code/policy-set-folder";
 import { type CheckFailure, type IdShape, isUnknown } from "../provider-context";
+import { setOwn } from "../wire-keys";
 import type { ParameterState, VcsRepoShape } from "./requests";
 
 // The rules of a PolicySet's arguments that need neither the folder nor the service: which parameter names hold
@@ -182,14 +183,14 @@ export function checkParameters(
   for (const [key, entry] of Object.entries(parameters)) {
     const { value, sensitive } = (entry ?? {}) as Partial<ParameterState>;
     if (isUnknown(entry) || isUnknown(value)) {
-      checked[key] = entry;
+      setOwn(checked, key, entry);
       continue;
     }
     if (typeof value !== "string") {
       failures.push({ property: "", reason: `parameters.${key} must be a string` });
       continue;
     }
-    checked[key] = { value, sensitive: sensitive === true };
+    setOwn(checked, key, { value, sensitive: sensitive === true });
     if (folder && !folder.params.includes(key)) {
       warnings.push(
         kind === "tfpolicy"

@@ -185,9 +185,9 @@ export const policySetProperties = propertyTable<PolicySetArgs>()({
   kind: { argument: "string", change: "replaces", output: true },
   directory: { argument: "string", change: "none", output: true },
   contentHash: { change: "updates", output: true },
-  contentFiles: { change: "none", output: true },
-  folderPolicies: { change: "updates", output: true },
-  policyBlocks: { change: "updates", output: true },
+  contentFiles: { change: "none", output: true, keyed: true },
+  folderPolicies: { change: "updates", output: true, keyed: true },
+  policyBlocks: { change: "updates", output: true, keyed: true },
   policiesUnknown: { change: "updates", output: true },
   checkedCommit: { change: "none", output: true },
   policyIds: { argument: "string list", change: "updates", output: true },
@@ -200,7 +200,7 @@ export const policySetProperties = propertyTable<PolicySetArgs>()({
   projectIds: scopeArgument,
   excludedWorkspaceIds: scopeArgument,
   excludedProjectIds: scopeArgument,
-  parameters: { argument: "object", change: "updates", output: true },
+  parameters: { argument: "object", change: "updates", output: true, keyed: true },
   agentEnabled: { argument: "boolean", change: "updates", output: true },
   overridable: { argument: "boolean", change: "updates", output: true },
   policyToolVersion: { argument: "string", change: "updates", output: true },
@@ -208,7 +208,7 @@ export const policySetProperties = propertyTable<PolicySetArgs>()({
   allowWeakening: { argument: "boolean", change: "none", output: false },
   policySetId: { change: "none", output: true },
   currentVersionId: { change: "none", output: true },
-  parameterIds: { change: "none", output: true },
+  parameterIds: { change: "none", output: true, keyed: true },
 });
 export const replacingProperties = propertiesThat(policySetProperties, "replaces");
 export const updatableProperties = propertiesThat(policySetProperties, "updates");

@@ -11,6 +11,7 @@ import {
 } from "../../client/policy-sets";
 import type { ScopeRelationship } from "../../contract/policy-sets";
 import { sameValue } from "../provider-context";
+import { setOwn } from "../wire-keys";
 
 /**
  * The requests that make a policy set what the program declares. Each sequence is ordered so that a failure half-way
@@ -293,10 +294,13 @@ export async function syncParameters(
 ): Promise<ParametersHeld> {
   const held: ParametersHeld = { parameters: {}, parameterIds: {} };
   for (const { id, key, value, sensitive } of onService) {
-    held.parameterIds[key] = id;
-    held.parameters[key] = sensitive
-      ? { value: recorded[key]?.sensitive ? recorded[key].value : "", sensitive: true }
-      : { value, sensitive: false };
+    setOwn(held.parameterIds, key, id);
+    const own = Object.hasOwn(recorded, key) ? recorded[key] : undefined;
+    setOwn(
+      held.parameters,
+      key,
+      sensitive ? { value: own?.sensitive ? own.value : "", sensitive: true } : { value, sensitive: false },
+    );
   }
   const step = async <T>(request: () => Promise<T>): Promise<T> => {
     try {
@@ -307,12 +311,12 @@ export async function syncParameters(
   };
   for (const [key, wanted] of Object.entries(declared)) {
     const stored = storedParameter(wanted);
-    const before = held.parameters[key];
-    const id = held.parameterIds[key];
+    const before = Object.hasOwn(held.parameters, key) ? held.parameters[key] : undefined;
+    const id = Object.hasOwn(held.parameterIds, key) ? held.parameterIds[key] : undefined;
     if (before && id && sameValue(before, stored)) continue;
     if (before && id && !(before.sensitive && !wanted.sensitive)) {
       await step(() => client.policySets.updateParameter(setId, id, wanted));
-      held.parameters[key] = stored;
+      setOwn(held.parameters, key, stored);
       continue;
     }
     if (id) {
@@ -321,11 +325,11 @@ export async function syncParameters(
       delete held.parameterIds[key];
     }
     const created = await step(() => createParameterWithoutDuplicate(client, setId, key, wanted));
-    held.parameters[key] = stored;
-    held.parameterIds[key] = created.id;
+    setOwn(held.parameters, key, stored);
+    setOwn(held.parameterIds, key, created.id);
   }
   for (const [key, id] of Object.entries(held.parameterIds)) {
-    if (key in declared) continue;
+    if (Object.hasOwn(declared, key)) continue;
     await step(() => deletedUnlessGone(() => client.policySets.deleteParameter(setId, id)));
     delete held.parameters[key];
     delete held.parameterIds[key];
