@@ -1,6 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
 import { libraryVersion } from "../package-version";
+import { secretInputsKey } from "../resources/derived-secrets";
 import type { ParameterState } from "../resources/policy-set/requests";
 import { inNamespace, type ProviderContext } from "../resources/provider-context";
 import { providers } from "../resources/providers";
@@ -179,7 +180,9 @@ export class GovernanceProvider implements pulumiProvider.Provider {
     plain: Record<string, unknown>,
     given: Record<string, unknown>,
   ): Record<string, unknown> {
-    const withDefaults: Record<string, unknown> = { ...plain, __urn: urn };
+    // The inputs given as secrets: the providers mark what they compute from them as secrets (derived-secrets.ts).
+    const secretInputs = Object.keys(given).filter((key) => unwrapSecrets(given[key]).secret);
+    const withDefaults: Record<string, unknown> = { ...plain, __urn: urn, [secretInputsKey]: secretInputs.sort() };
     if (type !== "PolicyFolderManifest") {
       withDefaults.organization ??= providers[type].context.defaultOrganization;
     }

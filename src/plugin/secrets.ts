@@ -4,17 +4,12 @@
 // answers, so that a secret stays encrypted in the state. A parameter given as a secret is what makes it sensitive on
 // the service, as in a Node.js program. No I/O.
 
-const signatureKey = "4dabf18193072939515e22adb298388d";
-const secretSignature = "1b47061264138c4ac30d75fd1eb44270";
+import { isSecretEnvelope, secretEnvelope } from "../resources/derived-secrets";
 
-export function isSecretEnvelope(value: unknown): value is { value: unknown } {
-  return (
-    typeof value === "object" && value !== null && (value as Record<string, unknown>)[signatureKey] === secretSignature
-  );
-}
+export { isSecretEnvelope };
 
 export function secret(value: unknown): unknown {
-  return { [signatureKey]: secretSignature, value };
+  return secretEnvelope(value);
 }
 
 /** `value` with every secret envelope replaced by what it holds; `secret` says whether there was any. */
@@ -54,7 +49,8 @@ export function wrapProperties(properties: Record<string, unknown>, secretNames:
   return Object.fromEntries(
     Object.entries(properties).map(([key, value]) => [
       key,
-      secretNames.has(key) && value !== undefined && value !== null ? secret(value) : value,
+      // A value the provider answered as a secret already (one it derived from a secret) is wrapped once.
+      secretNames.has(key) && value !== undefined && value !== null && !isSecretEnvelope(value) ? secret(value) : value,
     ]),
   );
 }

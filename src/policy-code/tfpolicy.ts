@@ -189,7 +189,12 @@ function inputReference(value: unknown): string | undefined {
  */
 export async function readTfPolicyFolder(
   files: FolderFiles,
-  options: { parameters?: Readonly<Record<string, string | undefined>>; policiesPath?: string } = {},
+  options: {
+    parameters?: Readonly<Record<string, string | undefined>>;
+    policiesPath?: string;
+    /** Parameters whose values are secrets: a message about a level read from one says "(secret)", never it. */
+    secretParameters?: ReadonlySet<string>;
+  } = {},
 ): Promise<TfPolicyFolder> {
   const base = normalizedPoliciesPath(options.policiesPath ?? "");
   const prefix = base ? `${base}/` : "";
@@ -230,7 +235,8 @@ export async function readTfPolicyFolder(
           : ": a set without one enforces nothing"),
     );
   }
-  for (const path of folder.policyFiles) await readPolicyFile(folder, files, path, options.parameters ?? {});
+  const secret = options.secretParameters ?? new Set<string>();
+  for (const path of folder.policyFiles) await readPolicyFile(folder, files, path, options.parameters ?? {}, secret);
   for (const path of folder.testFiles) await readTestFile(folder, files, path);
   return folder;
 }
@@ -265,6 +271,7 @@ async function readPolicyFile(
   files: FolderFiles,
   path: string,
   parameters: Readonly<Record<string, string | undefined>>,
+  secretParameters: ReadonlySet<string>,
 ): Promise<void> {
   const file = await parsed(folder, files, path, policyFileSchema);
   if (!file) return;
@@ -315,7 +322,7 @@ async function readPolicyFile(
     }
     inThisFile.add(address);
     const context = { inputs, locals };
-    const level = effectiveLevel(block, context, parameters, problem);
+    const level = effectiveLevel(block, context, parameters, problem, secretParameters);
     const operations =
       block.type === "resource_policy"
         ? checkedOperations(block, policyScope(block, context, parameters, [], problem), problem)
@@ -358,6 +365,7 @@ function effectiveLevel(
   context: { inputs: ReadonlyMap<string, FileInput>; locals: Readonly<Record<string, unknown>> },
   parameters: Readonly<Record<string, string | undefined>>,
   fail: (problem: string) => void,
+  secretParameters: ReadonlySet<string>,
 ): { level: string; from: string; inputs: string[] } {
   const written = block.body.enforcement_level;
   if (written === undefined) return { level: "mandatory", from: "the default", inputs: [] };
@@ -378,9 +386,11 @@ function effectiveLevel(
   if (typeof value === "string" && (tfPolicyLevels as readonly string[]).includes(value)) {
     return { level: value, from, inputs: read };
   }
-  const near = typeof value === "string" ? closestName(value, tfPolicyLevels) : undefined;
+  // A value read from a secret parameter is never said, not even as the level it is nearest to.
+  const secret = read.some((input) => secretParameters.has(input));
+  const near = typeof value === "string" && !secret ? closestName(value, tfPolicyLevels) : undefined;
   fail(
-    `enforcement_level ${JSON.stringify(value)} (${from}) is not a level of Terraform policy: use ` +
+    `enforcement_level ${secret ? "(secret)" : JSON.stringify(value)} (${from}) is not a level of Terraform policy: use ` +
       `${tfPolicyLevels.join(", ")}${near ? ` (did you mean ${near}?)` : ""}`,
   );
   return { level: String(value), from, inputs: read };

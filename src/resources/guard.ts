@@ -45,6 +45,8 @@ export interface Enforcement {
    */
   memberships?: { property: "policySetIds" | "policyIds"; ids: unknown; whenReplaced?: string };
   overridable?: boolean | null;
+  /** Labels whose level is a secret (read from a sensitive parameter): findings say "(secret)" for it. */
+  secretLabels?: ReadonlySet<string>;
 }
 
 export interface Finding {
@@ -122,12 +124,14 @@ function policyWeakenings(before: Enforcement, after: Enforcement): Finding[] {
     const from = before.policies[label] as string;
     const to = Object.hasOwn(after.policies, label) ? after.policies[label] : undefined;
     const named = label === "" ? "enforcementLevel" : `policy "${label}"`;
+    const secret = before.secretLabels?.has(label) || after.secretLabels?.has(label);
+    const shown = (level: string) => (secret ? "(secret)" : level);
     if (to === undefined) {
-      findings.push({ text: `${named} (${from}) is removed`, uncomparable: false });
+      findings.push({ text: `${named} (${shown(from)}) is removed`, uncomparable: false });
       continue;
     }
     const finding = levelFinding(before.kind, from, after.kind, to);
-    if (finding) findings.push({ text: `${named} goes from ${from} to ${to}${finding.why}`, ...finding });
+    if (finding) findings.push({ text: `${named} goes from ${shown(from)} to ${shown(to)}${finding.why}`, ...finding });
   }
   return findings;
 }

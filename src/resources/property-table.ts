@@ -21,6 +21,8 @@ export interface PropertySpec {
   service?: ServiceBinding;
   /** An object whose keys are data (labels, paths, parameter keys): they cross the engine's wire escaped. */
   keyed?: true;
+  /** Computed from these inputs: a secret wherever one of them is (see derived-secrets.ts). */
+  secretWith?: readonly string[];
 }
 
 /** How a property maps onto the client's view of the remote object (its type, its create and update options). */

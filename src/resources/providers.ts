@@ -6,26 +6,31 @@
 import "../provider-process";
 import type * as pulumi from "@pulumi/pulumi";
 import { keepCompiledCode } from "../compile-cache";
+import { withDerivedSecrets } from "./derived-secrets";
 import { silenceQuietFailures } from "./failure-report";
 import { ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";
+import { policyProperties } from "./policy/properties";
 import { PolicyFolderManifestProvider } from "./policy-folder/manifest";
 import { PolicySetProvider } from "./policy-set";
-import { policySetProperties } from "./policy-set/properties";
+import { policySetProperties, policySetSecrets } from "./policy-set/properties";
 import { keyedProperties } from "./property-table";
 import { type ProviderContext, withFailureReports } from "./provider-context";
 import type { ProviderType } from "./shim";
 import { withWireKeys } from "./wire-keys";
 
 export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & { context: ProviderContext }> = {
-  Policy: withFailureReports(new PolicyProvider(), "Policy"),
+  Policy: withFailureReports(withDerivedSecrets(new PolicyProvider(), policyProperties), "Policy"),
   ModuleVersionDeprecation: withFailureReports(new ModuleVersionDeprecationProvider(), "ModuleVersionDeprecation"),
   PolicyFolderManifest: withFailureReports(
     withWireKeys(new PolicyFolderManifestProvider(), ["policies"]),
     "PolicyFolder",
   ),
   PolicySet: withFailureReports(
-    withWireKeys(new PolicySetProvider(), keyedProperties(policySetProperties)),
+    withWireKeys(
+      withDerivedSecrets(new PolicySetProvider(), policySetProperties, policySetSecrets),
+      keyedProperties(policySetProperties),
+    ),
     "PolicySet",
   ),
 };

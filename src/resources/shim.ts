@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { secretInputsKey } from "./derived-secrets";
 
 /** Resource types whose provider implementation `pulumi-tfe-governance/providers` exports. */
 export type ProviderType = "Policy" | "ModuleVersionDeprecation" | "PolicyFolderManifest" | "PolicySet";
@@ -35,7 +36,17 @@ export abstract class ShimResource extends pulumi.CustomResource {
       const token = `pulumi-nodejs:dynamic/tfe:${type}`;
       // The resource's URN, for the provider's warnings to be shown under it (see EngineLog); an internal input
       // (`__`), so no diff shows it and no change of it updates anything.
-      super(token, name, { ...props, __provider: providerSource(type), __urn: urnOf(name, token, opts) }, opts);
+      super(
+        token,
+        name,
+        {
+          ...props,
+          __provider: providerSource(type),
+          __urn: urnOf(name, token, opts),
+          [secretInputsKey]: secretInputsAmong(props),
+        },
+        opts,
+      );
     } catch (error) {
       Error.stackTraceLimit = stackTraceLimit;
       if (error instanceof Error) Error.captureStackTrace(error);
@@ -59,4 +70,17 @@ function urnOf(
   if (opts?.parent !== undefined && !pulumi.Resource.isInstance(opts.parent)) return Promise.resolve(undefined);
   const urn = pulumi.createUrn(name, token, opts?.parent) as unknown as { promise(): Promise<string> };
   return urn.promise();
+}
+
+/**
+ * The names of the inputs given as secrets, as a plain promise (an output of them would be a secret itself): the
+ * provider sees plain values only, and marks what it computes from these as secrets (derived-secrets.ts).
+ */
+async function secretInputsAmong(props: pulumi.Inputs): Promise<string[]> {
+  const names = await Promise.all(
+    Object.entries(props).map(async ([name, value]) =>
+      pulumi.Output.isInstance(value) && (await pulumi.isSecret(value)) ? name : undefined,
+    ),
+  );
+  return names.filter((name): name is string => name !== undefined).sort();
 }

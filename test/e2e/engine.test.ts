@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -25,7 +26,8 @@ interface PolicySpec {
   query?: string;
   description?: string;
   enforcementLevel: string;
-  codeFile: string;
+  codeFile?: string;
+  secretCode?: string;
   policySetIds?: string[];
 }
 
@@ -236,11 +238,17 @@ describe("pulumi up, preview, refresh and destroy under the real engine", () => 
     expect(versions.map((version) => version.deprecation)).toEqual([null, null, null]);
   }, 180_000);
 
-  it("7. the state holds no token, and each serialized provider is at most 4 KB", async () => {
-    await declare(policies);
+  it("7. the state holds no token, nothing computed from secret code, and each serialized provider is at most 4 KB", async () => {
+    const secretCode = "main = rule { true } # secret-code-marker-93af\n";
+    await declare([...policies, { resource: "secret-code", enforcementLevel: "advisory", secretCode }]);
     await project.up();
     const state = await project.stateText();
     expect(state).not.toContain(token);
+    // Its hash would let anyone with the state test guesses of the code: it is as secret as the code.
+    expect(state).not.toContain("secret-code-marker-93af");
+    expect(state).not.toContain(createHash("sha256").update(secretCode).digest("hex"));
+    const again = await project.run(["preview", "--expect-no-changes"], { allowFailure: true });
+    expect(again.code, again.output).toBe(0);
     const providers = [...state.matchAll(/"__provider":\s*("(?:[^"\\]|\\.)*")/g)].map(
       (match) => JSON.parse(match[1]!) as string,
     );

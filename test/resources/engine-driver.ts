@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../../src/client";
+import { isSecretEnvelope } from "../../src/resources/derived-secrets";
 import { clearMembershipDeclarations } from "../../src/resources/memberships";
 import { PolicyProvider } from "../../src/resources/policy";
 import { PolicySetProvider } from "../../src/resources/policy-set";
@@ -16,11 +17,14 @@ const { Struct } = createRequire(require.resolve("@pulumi/pulumi"))("google-prot
 };
 
 /**
- * A value as it comes back from the engine: the SDK leaves out what is undefined, and protobuf's Struct assigns each
- * key (`__proto__` sets the prototype instead of a property, and vanishes).
+ * A value as it comes back from the engine: the SDK leaves out what is undefined, protobuf's Struct assigns each key
+ * (`__proto__` sets the prototype instead of a property, and vanishes), and a secret reaches a provider that takes
+ * none (the dynamic provider) as its plain value.
  */
 function overTheWire(value: unknown): Record<string, unknown> {
-  const defined = JSON.parse(JSON.stringify(value ?? {}, (_key, entry) => (entry === undefined ? undefined : entry)));
+  const defined = JSON.parse(
+    JSON.stringify(value ?? {}, (_key, entry) => (isSecretEnvelope(entry) ? entry.value : entry)),
+  );
   return Struct.fromJavaScript(defined).toJavaScript();
 }
 

@@ -15,6 +15,7 @@ import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { TfeClient } from "../../src/client";
 import { collectFolder, packFiles } from "../../src/policy-code/archive";
+import { isSecretEnvelope, withDerivedSecrets } from "../../src/resources/derived-secrets";
 import { clearMembershipDeclarations } from "../../src/resources/memberships";
 import { type PolicyInputs, type PolicyOutputs, PolicyProvider } from "../../src/resources/policy";
 import {
@@ -25,6 +26,7 @@ import {
   PolicySetProvider,
 } from "../../src/resources/policy-set";
 import { checkVcs } from "../../src/resources/policy-set/arguments";
+import { policySetProperties, policySetSecrets } from "../../src/resources/policy-set/properties";
 import { shapeOf } from "../../src/resources/policy-set/requests";
 import { unknownValue } from "../../src/resources/provider-context";
 import { type RunningServer, startServer } from "../../src/server";
@@ -1269,6 +1271,29 @@ describe("PolicySet: a Terraform policy set (tfpolicy)", () => {
     );
     expect(await refusal(level("mandatory"), outside as unknown as Record<string, unknown>)).toBeUndefined();
     await provider.delete(id);
+  });
+
+  it("keeps a level read from a sensitive parameter secret: wrapped in what the provider answers, (secret) in messages", async () => {
+    const address = "resource_policy.aws_s3_bucket.require_owner_tag";
+    const level = (value: string) => tfpolicy({ parameters: { require_tags_level: { value, sensitive: true } } });
+    const wrapped = withDerivedSecrets(provider, policySetProperties, policySetSecrets);
+    const result = await wrapped.check({}, args(level("mandatory")));
+    expect(result.failures).toEqual([]);
+    const answered = result.inputs as Record<string, Record<string, unknown>>;
+    expect(isSecretEnvelope(answered.folderPolicies?.[address])).toBe(true);
+    expect(isSecretEnvelope(answered.parameters?.require_tags_level)).toBe(true);
+    // What the engine hands back: plain values.
+    const plain = (value: unknown) =>
+      JSON.parse(JSON.stringify(value, (_key, entry) => (isSecretEnvelope(entry) ? entry.value : entry)));
+    const { id, outs } = await wrapped.create(plain(result.inputs));
+    expect(isSecretEnvelope((outs as Record<string, Record<string, unknown>>).folderPolicies?.[address])).toBe(true);
+    const lowered = await refusal(level("advisory"), plain(outs));
+    expect(lowered).toContain(`policy "${address}" goes from (secret) to (secret)`);
+    expect(lowered).not.toMatch(/advisory|mandatory/);
+    const typo = await reasons(level("advisorry"));
+    expect(typo.join("\n")).toContain('enforcement_level (secret) (parameter "require_tags_level") is not a level');
+    expect(typo.join("\n")).not.toContain("advisorry");
+    await provider.delete(id, plain(outs));
   });
 
   it("refuses a level written as an expression the check cannot evaluate, saying why", async () => {

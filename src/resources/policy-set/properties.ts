@@ -1,6 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { PolicySetScope } from "../../client/policy-sets";
 import type { PolicySetKind } from "../../contract/policies";
+import { isSecretEnvelope, secretEnvelope } from "../derived-secrets";
 import type { Enforcement, PolicyBlockShape } from "../guard";
 import { propertiesThat, propertyTable } from "../property-table";
 import type { ParameterState, VcsRepoShape } from "./requests";
@@ -134,6 +135,57 @@ export interface PolicySetOutputs extends PolicySetInputs {
   parameterIds: Record<string, string>;
 }
 
+/** The keys of the parameters given as secrets (sent as sensitive). */
+function secretParameterKeys(parameters: unknown): Set<string> {
+  if (typeof parameters !== "object" || parameters === null) return new Set();
+  return new Set(
+    Object.entries(parameters as Record<string, unknown>)
+      .filter(([, entry]) => (entry as ParameterState | null)?.sensitive === true)
+      .map(([key]) => key),
+  );
+}
+
+/**
+ * The labels of Terraform policy blocks whose level reads a sensitive parameter: their level is as secret as the
+ * parameter, in state and in messages.
+ */
+export function labelsReadingSecrets(props: Partial<Record<keyof PolicySetOutputs, unknown>>): Set<string> {
+  const secret = secretParameterKeys(props.parameters);
+  if (secret.size === 0 || typeof props.policyBlocks !== "object" || props.policyBlocks === null) return new Set();
+  return new Set(
+    Object.entries(props.policyBlocks as Record<string, PolicyBlockShape>)
+      .filter(([, block]) => (block?.levelInputs ?? []).some((input) => secret.has(input)))
+      .map(([address]) => address),
+  );
+}
+
+/**
+ * A set's properties with what is computed from its secrets wrapped as secrets (derived-secrets.ts): each sensitive
+ * parameter's entry (its hash), and the level of each block that reads one.
+ */
+export function policySetSecrets(properties: Record<string, unknown>): Record<string, unknown> {
+  const marked = { ...properties };
+  const secretKeys = secretParameterKeys(properties.parameters);
+  if (secretKeys.size > 0) {
+    marked.parameters = Object.fromEntries(
+      Object.entries(properties.parameters as Record<string, unknown>).map(([key, entry]) => [
+        key,
+        secretKeys.has(key) && !isSecretEnvelope(entry) ? secretEnvelope(entry) : entry,
+      ]),
+    );
+  }
+  const secretLabels = labelsReadingSecrets(properties);
+  if (secretLabels.size > 0 && typeof properties.folderPolicies === "object" && properties.folderPolicies !== null) {
+    marked.folderPolicies = Object.fromEntries(
+      Object.entries(properties.folderPolicies as Record<string, unknown>).map(([label, level]) => [
+        label,
+        secretLabels.has(label) && !isSecretEnvelope(level) ? secretEnvelope(level) : level,
+      ]),
+    );
+  }
+  return marked;
+}
+
 /**
  * What a set enforces, for the guard: its policies and levels (or why they cannot be read here), its scope, the
  * policies it owns, `overridable`. Outputs give the service's (the baseline), checked inputs the program's.
@@ -170,6 +222,7 @@ export function setEnforcement(props: Partial<Record<keyof PolicySetOutputs, unk
         'name>") and gives its old resource name with the aliases resource option',
     },
     overridable: (props.overridable ?? null) as boolean | null,
+    secretLabels: labelsReadingSecrets(props),
   };
 }
 

@@ -16,7 +16,14 @@ export async function checkTfPolicyFolder(
   warn: (warning: string) => Promise<void>,
 ): Promise<{ summary: PolicySetFolderSummary; blocks: Record<string, PolicyBlockShape> } | undefined> {
   const given = parameterValues(parameters);
-  const folder = await readTfPolicyFolder(files, { parameters: given, policiesPath });
+  const secretParameters = new Set(
+    isObject(parameters) && !isUnknown(parameters)
+      ? Object.entries(parameters)
+          .filter(([, entry]) => isObject(entry) && entry.sensitive === true)
+          .map(([key]) => key)
+      : [],
+  );
+  const folder = await readTfPolicyFolder(files, { parameters: given, policiesPath, secretParameters });
   for (const problem of folder.problems) fail(problem);
   for (const warning of folder.warnings) await warn(warning);
   for (const [name, declarations] of folder.inputs) {

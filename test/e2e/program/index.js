@@ -1,10 +1,15 @@
 // The end-to-end tests' Pulumi program: it declares what spec.json (rewritten by the test between steps) says.
 const { readFileSync } = require("node:fs");
+const pulumi = require("@pulumi/pulumi");
 const { ModuleVersionDeprecation, Policy, PolicySet } = require("pulumi-tfe-governance");
 
 const spec = JSON.parse(readFileSync("spec.json", "utf8"));
 const policies = {};
-for (const { resource, ...args } of spec.policies) policies[resource] = new Policy(resource, args).policyId;
+// A policy whose code is a secret gives it as `secretCode`.
+for (const { resource, secretCode, ...args } of spec.policies) {
+  const code = secretCode === undefined ? {} : { code: pulumi.secret(secretCode) };
+  policies[resource] = new Policy(resource, { ...args, ...code }).policyId;
+}
 for (const { resource, ...args } of spec.deprecations) new ModuleVersionDeprecation(resource, args);
 // A set lists its policies by resource name; the rest of its arguments are PolicySet's own.
 const policySets = {};
