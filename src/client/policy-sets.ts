@@ -133,6 +133,8 @@ export interface UpdatePolicySetOptions extends PolicySetSettings {
 /** A policy set as the client returns it. Lists of ids are undefined where the answer left the relationship out. */
 export interface PolicySet extends Required<PolicySetScope> {
   id: string;
+  /** The organization that holds it, where the answer names it. */
+  organization: string | null;
   name: string;
   description: string | null;
   kind: PolicySetKind;
@@ -457,6 +459,7 @@ function toPolicySet(resource: LenientPolicySetResource): PolicySet {
     relationships[relationship]?.data?.id ?? null;
   return {
     id: resource.id,
+    organization: relationships.organization?.data?.id ?? null,
     name: attributes.name,
     description: attributes.description ?? null,
     kind: policySetKinds.find((kind) => kind === attributes.kind) ?? "sentinel",

@@ -16,19 +16,34 @@ import { PolicySetProvider } from "./policy-set";
 import { policySetProperties, policySetSecrets } from "./policy-set/properties";
 import { keyedProperties } from "./property-table";
 import { type ProviderContext, withFailureReports } from "./provider-context";
+import { withServiceAddress } from "./service-address";
 import type { ProviderType } from "./shim";
 import { withWireKeys } from "./wire-keys";
 
+/**
+ * Each provider as the engine calls it, wrapped once, innermost first: what it derives from a secret answered as a
+ * secret (derived-secrets.ts), the service it talks to recorded and compared (service-address.ts), keys that are
+ * labels escaped for the wire (wire-keys.ts), failures said once under their resource.
+ */
 export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & { context: ProviderContext }> = {
-  Policy: withFailureReports(withDerivedSecrets(new PolicyProvider(), policyProperties), "Policy"),
-  ModuleVersionDeprecation: withFailureReports(new ModuleVersionDeprecationProvider(), "ModuleVersionDeprecation"),
+  Policy: withFailureReports(
+    withServiceAddress(withDerivedSecrets(new PolicyProvider(), policyProperties), "policy"),
+    "Policy",
+  ),
+  ModuleVersionDeprecation: withFailureReports(
+    withServiceAddress(new ModuleVersionDeprecationProvider(), "module version deprecation"),
+    "ModuleVersionDeprecation",
+  ),
   PolicyFolderManifest: withFailureReports(
     withWireKeys(new PolicyFolderManifestProvider(), ["policies"]),
     "PolicyFolder",
   ),
   PolicySet: withFailureReports(
     withWireKeys(
-      withDerivedSecrets(new PolicySetProvider(), policySetProperties, policySetSecrets),
+      withServiceAddress(
+        withDerivedSecrets(new PolicySetProvider(), policySetProperties, policySetSecrets),
+        "policy set",
+      ),
       keyedProperties(policySetProperties),
     ),
     "PolicySet",

@@ -212,6 +212,60 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
     ]);
   }, 240_000);
 
+  it("refuses a run against another service before any request, naming both addresses, through the plugin", async () => {
+    const other = await startSeededServer({ organization, token });
+    try {
+      for (const key of ["tfegov-provider:tfeAddress", "tfegov:address"]) {
+        await project.run(["config", "set", key, other.url]);
+      }
+      for (const command of [["preview"], ["preview", "--refresh"]]) {
+        const refused = await project.run(command, { allowFailure: true });
+        expect(refused.code, command.join(" ")).not.toBe(0);
+        expect(refused.output).toContain(`is held by the service at ${server.url}`);
+        expect(refused.output).toContain(`this run talks to ${other.url}`);
+        expect(refused.output).toContain("tfegov:address");
+      }
+      expect(other.requestLog.entries().filter((entry) => entry.path.includes("/policies"))).toEqual([]);
+    } finally {
+      for (const key of ["tfegov-provider:tfeAddress", "tfegov:address"]) {
+        await project.run(["config", "set", key, server.url]);
+      }
+      await other.close();
+    }
+    const again = await project.run(["preview", "--expect-no-changes"], { allowFailure: true });
+    expect(again.code, again.output).toBe(0);
+  }, 240_000);
+
+  it("imports a policy set with pulumi import, every identifying field the service's", async () => {
+    const made = await client.policySets.create(organization, { name: "made-in-the-ui", global: true });
+    const imported = await project.run(
+      [
+        "import",
+        "tfegov:index:PolicySet",
+        "made-in-the-ui",
+        made.id,
+        "--yes",
+        "--protect=false",
+        "--generate-code=false",
+      ],
+      { allowFailure: true },
+    );
+    expect(imported.code, imported.output).toBe(0);
+    expect(imported.output).toMatch(/1 imported/);
+    const state = JSON.parse(await project.exportState());
+    const resource = state.deployment.resources.find((entry: { urn: string }) =>
+      entry.urn.endsWith("::made-in-the-ui"),
+    );
+    expect(resource.outputs).toMatchObject({
+      organization,
+      name: "made-in-the-ui",
+      policySetId: made.id,
+      global: true,
+    });
+    await project.run(["state", "delete", resource.urn, "--yes"]);
+    await client.policySets.delete(made.id);
+  }, 240_000);
+
   it("names a misspelled stack setting, with the one meant, before any request", async () => {
     await project.run(["config", "set", "tfegov:organisation", organization]);
     const before = server.requestLog.entries().length;

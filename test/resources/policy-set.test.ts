@@ -10,6 +10,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -1397,5 +1398,29 @@ describe("PolicySet: a Terraform policy set (tfpolicy)", () => {
     expect(await reasons({ kind: "tfpolicy", directory: undefined, policyIds: ["pol-u3S5p2Uwk21keu1s"] })).toEqual([
       expect.stringMatching(/^policyIds: a Terraform policy set holds no individual policies .*\(directory\)/),
     ]);
+  });
+});
+
+describe("PolicySet: pulumi import", () => {
+  const wire = (value: object) =>
+    (
+      createRequire(require.resolve("@pulumi/pulumi"))("google-protobuf/google/protobuf/struct_pb") as {
+        Struct: { fromJavaScript(value: object): { toJavaScript(): Record<string, unknown> } };
+      }
+    ).Struct.fromJavaScript(value);
+
+  it("reads a set with no state at all into properties the engine can carry, each identifying field the service's", async () => {
+    const made = await client.policySets.create(organization, { name: "imported", description: "from the UI" });
+    const version = await client.policySets.createVersion(made.id);
+    await client.policySets.uploadVersion(version, packFiles(collectFolder(join(examples, "sentinel-baseline")).files));
+    const read = await provider.read(made.id, {
+      __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tfe:PolicySet::x",
+    } as never);
+    expect(() => wire(read.props as object)).not.toThrow();
+    expect(() => wire(read.inputs as object)).not.toThrow();
+    expect(read.props).toMatchObject({ organization, name: "imported", description: "from the UI", kind: "sentinel" });
+    expect(read.inputs).toMatchObject({ organization, name: "imported" });
+    // Its version's files cannot be read here: what it enforces is not known, never "nothing".
+    expect((read.props as PolicySetOutputs).policiesUnknown).toMatch(/.+/);
   });
 });

@@ -487,8 +487,17 @@ describe("create", () => {
       { route: "DELETE /api/v2/policies/:policyId", status: 500 },
     ]);
     const failure = created();
-    await expect(failure).rejects.toThrow(/deleting it again failed too.*adoptExisting: true/);
+    await expect(failure).rejects.toThrow(
+      /deleting it again failed too.*the stack records it, and the next up uploads/,
+    );
     await expect(failure).rejects.not.toThrow(/deleted again/);
+    // Left on the service, and recorded: the engine keeps what the failure names, with no code hash, so the next up
+    // uploads the code rather than leave the policy outside the state with no owner.
+    const recorded = (await failure.catch((error: unknown) => error)) as { id?: string; properties?: PolicyOutputs };
+    server.setFaults([]);
+    const [left] = await policiesOnServer();
+    expect(recorded.id).toBe(left?.id);
+    expect(recorded.properties).toMatchObject({ name: "require-tags", policyId: left?.id, codeHash: null });
   });
 
   it("says that an adopted policy keeps its previous code when the upload fails", async () => {

@@ -301,10 +301,11 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
    */
   private async held(
     id: string,
-    declared: PolicySetOutputs,
+    given: PolicySetOutputs,
     options: { warn: boolean },
   ): Promise<PolicySetOutputs | undefined> {
     const client = this.context.client;
+    let declared = given;
     let policySet: ServicePolicySet;
     try {
       policySet = await client.policySets.read(id);
@@ -316,6 +317,11 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
           `organization "${declared.organization}" either, so the token may lack access rather than the set be gone; ` +
           "it stays in state. Check tfe:token, TFE_TOKEN or the credentials file",
       );
+    }
+    // `pulumi import` hands over no state at all: every identifying field is the service's.
+    const imported = importing(declared);
+    if (imported) {
+      declared = { ...declared, organization: policySet.organization ?? this.context.defaultOrganization ?? "" };
     }
     // Sentinel params and Terraform policy inputs take parameters; OPA sets have none.
     const parameters = policySet.kind !== "opa" ? await client.policySets.listParameters(id) : [];
@@ -356,6 +362,15 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
         policiesUnknown:
           `version ${policySet.currentVersionId ?? "none"} was made outside Pulumi (the stack recorded ` +
           `${declared.currentVersionId ?? "none"}), and the service does not show a version's files`,
+      };
+    }
+    if (imported && (policySet.versioned || policySet.vcs)) {
+      // What its versions enforce is not known here until a folder or a checkout is compared: never "nothing".
+      held.baseline = {
+        ...held.baseline,
+        policiesUnknown:
+          `it was imported with its current version (${policySet.currentVersionId ?? "none ready"}) made before ` +
+          "this stack, and the service does not show a version's files",
       };
     }
     held.baseline = withParametersHeld(held.baseline, recorded, heldParameters);

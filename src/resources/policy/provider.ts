@@ -34,6 +34,7 @@ import {
   GovernanceRefusal,
   isUnknown,
   NameListings,
+  partialFailure,
   SharedListings,
   takenNameHolder,
   unknownValue,
@@ -412,16 +413,24 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       const heldCode = createdHere || !policy.hasCode ? undefined : await downloadCode(client, policy.id);
       if (!heldCode?.equals(code)) uploaded = await client.policies.upload(policy.id, code);
     } catch (error) {
-      const outcome = createdHere
-        ? await deletedUnlessGone(() => client.policies.delete(policy.id)).then(
-            () => "the policy just created was deleted again, so nothing is left without code",
-            // Say so rather than claim a cleanup that did not happen: the next run would find the name taken.
-            (deleteError: Error) =>
-              `deleting it again failed too (${deleteError.message}), so policy ${policy.id} is left without code: ` +
-              "delete it, or set adoptExisting: true to take it over on the next run",
-          )
-        : "the adopted policy keeps its previous code";
-      throw new Error(`uploading the code of policy "${inputs.name}" failed; ${outcome}: ${(error as Error).message}`);
+      const failed = (outcome: string) =>
+        new Error(`uploading the code of policy "${inputs.name}" failed; ${outcome}: ${(error as Error).message}`);
+      if (!createdHere) throw failed("the adopted policy keeps its previous code");
+      const deleteError = await deletedUnlessGone(() => client.policies.delete(policy.id)).then(
+        () => undefined,
+        (cause: Error) => cause,
+      );
+      if (!deleteError) throw failed("the policy just created was deleted again, so nothing is left without code");
+      // It stays on the service, in the sets it was created in: the stack records it (no code hash, so the next up
+      // uploads the code) rather than leave it with no owner.
+      throw partialFailure(
+        failed(
+          `deleting it again failed too (${deleteError.message}), so policy ${policy.id} is left without code; the ` +
+            "stack records it, and the next up uploads its code",
+        ),
+        policy.id,
+        toOutputs(inputs, policy, null, 0),
+      );
     }
     const outs = toOutputs(inputs, uploaded ? { ...policy, updatedAt: null } : policy, hashCode(code), code.byteLength);
     return { id: policy.id, outs: withUploadAnswer(outs, uploaded) };
