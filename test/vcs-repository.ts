@@ -19,12 +19,23 @@ const gitEnv = {
 export class GitRepository {
   private constructor(readonly path: string) {}
 
-  /** A repository on branch `main` holding `files`, committed. */
-  static create(files: Record<string, string>, into = mkdtempSync(join(tmpdir(), "vcs-repository-"))): GitRepository {
+  /**
+   * A repository on branch `main` holding `files`, committed, with a remote `origin` naming `identifier` as a clone
+   * of it would: a checkout shows by its remote and branch which repository it is (PolicySet's vcsCheckout).
+   */
+  static create(
+    files: Record<string, string>,
+    into = mkdtempSync(join(tmpdir(), "vcs-repository-")),
+    identifier = "acme/policy-library",
+  ): GitRepository {
     mkdirSync(into, { recursive: true });
     const repository = new GitRepository(into);
     repository.git(["init", "--quiet", "--initial-branch=main"]);
+    repository.git(["remote", "add", "origin", `https://github.com/${identifier}.git`]);
     repository.commit(files, "The policy library");
+    // What a clone records of its remote: the branch it tracks, and which branch is the default.
+    repository.git(["update-ref", "refs/remotes/origin/main", "HEAD"]);
+    repository.git(["symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main"]);
     return repository;
   }
 

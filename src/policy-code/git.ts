@@ -22,3 +22,52 @@ export function headCommit(path: string): Promise<string | null> {
     );
   });
 }
+
+/** What a checkout says of where it came from: its branch, its commit, its remotes and what they track. */
+export interface CheckoutIdentity {
+  /** The branch checked out; null where HEAD is detached (a CI checkout of a commit). */
+  branch: string | null;
+  head: string | null;
+  /** Each remote's URL. */
+  remoteUrls: string[];
+  /** Each remote-tracking branch's commit, by its name without the remote (`main`), and each remote's default. */
+  remoteBranches: { remote: string; branch: string; commit: string }[];
+  remoteDefaults: string[];
+}
+
+function git(path: string, args: string[]): Promise<string | null> {
+  return new Promise((done) => {
+    execFile("git", ["-C", path, ...args], { timeout: 10_000 }, (error, stdout) => done(error ? null : String(stdout)));
+  });
+}
+
+/** The checkout's branch, commit, remotes and remote-tracking branches, as git says them; empty where it cannot. */
+export async function checkoutIdentity(path: string): Promise<CheckoutIdentity> {
+  const [branch, head, urls, refs] = await Promise.all([
+    git(path, ["symbolic-ref", "--quiet", "--short", "HEAD"]),
+    headCommit(path),
+    git(path, ["config", "--get-regexp", "^remote\\..*\\.url$"]),
+    git(path, ["for-each-ref", "--format=%(refname:strip=2) %(objectname) %(symref:strip=3)", "refs/remotes"]),
+  ]);
+  const remoteBranches: CheckoutIdentity["remoteBranches"] = [];
+  const remoteDefaults: string[] = [];
+  for (const line of (refs ?? "").split("\n").filter(Boolean)) {
+    const [name = "", commit = "", target = ""] = line.split(" ");
+    const slash = name.indexOf("/");
+    if (slash < 0) continue;
+    const [remote, remoteBranch] = [name.slice(0, slash), name.slice(slash + 1)];
+    if (remoteBranch === "HEAD") {
+      if (target) remoteDefaults.push(target);
+    } else remoteBranches.push({ remote, branch: remoteBranch, commit });
+  }
+  return {
+    branch: branch?.trim() || null,
+    head,
+    remoteUrls: (urls ?? "")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => line.slice(line.indexOf(" ") + 1).trim()),
+    remoteBranches,
+    remoteDefaults,
+  };
+}

@@ -240,7 +240,9 @@ describe("PolicySet a team can trust, under the real engine", () => {
     const linked = await project.run(["preview"], { allowFailure: true, env: { E2E_CANARY: canary } });
     rmSync(link);
     expect(linked.code).not.toBe(0);
-    expect(linked.output).toMatch(/environ\.sentinel is a link to \/proc\/.*never uploaded/);
+    expect(linked.output).toMatch(
+      /environ\.sentinel \(a link to \/proc\/self\/environ\) leads to \/proc\/.*which the kernel serves/,
+    );
     expect(linked.output).not.toContain(canary);
     expect(writes()).toEqual([]);
 

@@ -629,7 +629,7 @@ describe("PolicySet read from version control", () => {
   const vcsRefusal = async (overrides: Record<string, unknown>, olds: Record<string, unknown>) => {
     const { inputs, failures } = await vcsChecked(overrides, olds);
     expect(failures).toEqual([]);
-    return vcsProvider.diff("polset-x", olds as unknown as PolicySetOutputs, inputs).then(
+    return vcsProvider.diff(String(olds.policySetId ?? "polset-x"), olds as unknown as PolicySetOutputs, inputs).then(
       () => "",
       (error: Error) => error.message,
     );
@@ -667,6 +667,36 @@ describe("PolicySet read from version control", () => {
     );
     expect((await vcsProvider.diff(id, read.props as PolicySetOutputs, moved.inputs)).replaces).toEqual([]);
     await vcsProvider.delete(id);
+  });
+
+  it("refuses a branch or repository the checkout is not shown to be, and compares once it is", async () => {
+    const { inputs } = await vcsChecked();
+    library.git(["branch", "relaxed"]);
+    // The set moves to another branch and keeps the checkout, still on main: what the service would read is not
+    // what was checked.
+    const otherBranch = await vcsRefusal(
+      { vcsRepo: { identifier: "acme/policy-library", branch: "relaxed", oauthTokenId } },
+      inputs as unknown as Record<string, unknown>,
+    );
+    expect(otherBranch).toContain("cannot be compared");
+    expect(otherBranch).toContain("the service reads branch relaxed, and the checkout is on branch main");
+    const otherRepository = await vcsRefusal(
+      { vcsRepo: { identifier: "acme/other-library", branch: "main", oauthTokenId } },
+      inputs as unknown as Record<string, unknown>,
+    );
+    expect(otherRepository).toContain("no remote of the checkout names acme/other-library");
+    // With the checkout on that branch, the policies there are compared.
+    library.git(["checkout", "--quiet", "relaxed"]);
+    try {
+      expect(
+        await vcsRefusal(
+          { vcsRepo: { identifier: "acme/policy-library", branch: "relaxed", oauthTokenId } },
+          inputs as unknown as Record<string, unknown>,
+        ),
+      ).toBe("");
+    } finally {
+      library.git(["checkout", "--quiet", "main"]);
+    }
   });
 
   it("compares the checkout's policies for weakening, and refuses what cannot go with version control", async () => {
@@ -775,6 +805,29 @@ describe("PolicySet read from version control", () => {
     expect(stderr).toContain(
       `policy set "aws-from-vcs" now evaluates commit ${library.head()} of acme/policy-library, and this stack last checked commit ${(outs as PolicySetOutputs).checkedCommit}`,
     );
+    await vcsProvider.delete(id);
+  });
+
+  it("says when the service read another commit than the one checked, and refuses the next change until that commit is", async () => {
+    const { inputs } = await vcsChecked();
+    const checked = inputs.checkedCommit as string;
+    // A push between preview and apply: the set reads the branch's head, which nobody compared.
+    const pushed = library.commit({ "policies/aws/README.md": "Pushed after the preview.\n" }, "Push");
+    const { stderr, result } = await capturedStderr(() => vcsProvider.create(inputs));
+    const { id, outs } = result as { id: string; outs: PolicySetOutputs };
+    expect(stderr).toContain(
+      `the service read commit ${pushed} of acme/policy-library, and this stack checked commit ${checked}`,
+    );
+    expect(outs.policiesUnknown).toContain(`the service read commit ${pushed}`);
+    // A change with a checkout at another commit cannot be compared; with the checkout at the service's, it is.
+    library.git(["checkout", "--quiet", checked]);
+    try {
+      const behind = await vcsRefusal({ global: false, workspaceIds: [] }, outs as unknown as Record<string, unknown>);
+      expect(behind).toContain("cannot be compared");
+    } finally {
+      library.git(["checkout", "--quiet", "main"]);
+    }
+    expect(await vcsRefusal({ global: true }, outs as unknown as Record<string, unknown>)).toBe("");
     await vcsProvider.delete(id);
   });
 

@@ -1,6 +1,7 @@
 import type { PolicySetScope } from "../../client/policy-sets";
 import type { PolicySetKind } from "../../contract/policies";
 import { normalizedPoliciesPath } from "../../policy-code/folder-files";
+import type { CheckoutIdentity } from "../../policy-code/git";
 import type { PolicySetFolderSummary } from "../../policy-code/policy-set-folder";
 import { type CheckFailure, type IdShape, isUnknown } from "../provider-context";
 import { setOwn } from "../wire-keys";
@@ -218,4 +219,57 @@ export function vcsContentUnknown(vcsRepo: Pick<VcsRepoShape, "identifier" | "br
   const path = policiesPath ? `, policies path ${normalizedPoliciesPath(policiesPath)}` : "";
   const branch = vcsRepo.branch ? `, branch ${vcsRepo.branch}` : "";
   return `read from version control (${vcsRepo.identifier}${branch}${path}) with no vcsCheckout to read it here`;
+}
+
+/**
+ * Why a checkout is not shown to be the repository and branch a set reads (undefined where it is): a remote whose
+ * URL names the repository (`https://github.com/acme/policy-library.git`, `git@github.com:acme/policy-library`),
+ * and the branch checked out, or HEAD at that branch's remote-tracking commit (a CI checkout of a commit). A set
+ * that names no branch reads the repository's default, which a clone records as the remote's HEAD.
+ */
+export function checkoutMismatch(identity: CheckoutIdentity, vcsRepo: VcsRepoShape): string | undefined {
+  const wanted = vcsRepo.identifier.toLowerCase().replace(/\.git$/, "");
+  const names = (url: string) => {
+    const path = url
+      .toLowerCase()
+      .replace(/\/+$/, "")
+      .replace(/\.git$/, "");
+    return path === wanted || path.endsWith(`/${wanted}`) || path.endsWith(`:${wanted}`);
+  };
+  const remotes = identity.remoteUrls;
+  if (!remotes.some(names)) {
+    return (
+      `no remote of the checkout names ${vcsRepo.identifier} (` +
+      (remotes.length > 0 ? `its remotes: ${remotes.join(", ")}` : "it has none") +
+      `): add one (git remote add origin <its URL>) so the checkout is shown to be the repository the set reads`
+    );
+  }
+  const branch = vcsRepo.branch ?? identity.remoteDefaults[0] ?? null;
+  if (branch === null) {
+    return (
+      "the set names no branch, so the service reads the repository's default, and the checkout does not record " +
+      "which it is: set vcsRepo.branch, or record it (git remote set-head origin --auto)"
+    );
+  }
+  if (identity.branch === branch) return undefined;
+  const tracking = identity.remoteBranches.filter((entry) => entry.branch === branch).map((entry) => entry.commit);
+  if (identity.head !== null && tracking.includes(identity.head)) return undefined;
+  return (
+    `the service reads branch ${branch}, and the checkout is ${identity.branch ? `on branch ${identity.branch}` : `at commit ${identity.head ?? "(none)"}`}` +
+    `, not at ${branch}: check out ${branch} (or its commit) so what is compared is what the service reads`
+  );
+}
+
+/** Whether two sets read the same content from version control: one repository, branch and policies path. */
+export function readsSameSource(
+  a: VcsRepoShape,
+  aPath: string | null | undefined,
+  b: VcsRepoShape,
+  bPath: string | null | undefined,
+): boolean {
+  return (
+    a.identifier === b.identifier &&
+    (a.branch ?? null) === (b.branch ?? null) &&
+    normalizedPoliciesPath(aPath ?? "") === normalizedPoliciesPath(bPath ?? "")
+  );
 }

@@ -8,7 +8,7 @@ import { type PolicySetKind, policyNamePattern, policySetKinds } from "../../con
 import { policySetArchiveSizeProblem } from "../../contract/policy-sets";
 import { archiveSize, collectFolder, fileDigests, packFiles } from "../../policy-code/archive";
 import { normalizedPoliciesPath } from "../../policy-code/folder-files";
-import { headCommit } from "../../policy-code/git";
+import { checkoutIdentity, headCommit } from "../../policy-code/git";
 import { Opa } from "../../policy-code/opa";
 import {
   type FolderFiles,
@@ -31,9 +31,11 @@ import {
 } from "../provider-context";
 import {
   checkDirectoryKept,
+  checkoutMismatch,
   checkParameters,
   checkVcs,
   idShapes,
+  readsSameSource,
   setNameTakenMessage,
   vcsContentUnknown,
 } from "./arguments";
@@ -218,12 +220,19 @@ export class PolicySetChecker {
     ) as FolderFiles;
     const toolVersion = String(news.policyToolVersion ?? "latest");
     inputs.checkedCommit = await headCommit(root);
-    return this.readFolder(
+    const read = await this.readFolder(
       fail,
       inputs,
       { files, kind, policiesPath, parameters: news.parameters, urn: news.__urn },
       { folder: base, files: underPath, toolVersion },
     );
+    // What is compared must be what the service reads: a checkout of another repository, or of another branch (the
+    // set's branch changed, the checkout kept), would let a lowered level through unseen.
+    const mismatch = isUnknown(inputs.vcsRepo)
+      ? undefined
+      : checkoutMismatch(await checkoutIdentity(root), inputs.vcsRepo as VcsRepoShape);
+    if (mismatch) inputs.policiesUnknown = `vcsCheckout ${checkout} is not shown to be what the set reads: ${mismatch}`;
+    return read;
   }
 
   /**
@@ -242,9 +251,12 @@ export class PolicySetChecker {
       const sameSource =
         inputs.vcsRepo !== null &&
         !isUnknown(inputs.vcsRepo) &&
-        (inputs.vcsRepo as VcsRepoShape).identifier === shape.vcsRepo.identifier &&
-        ((inputs.vcsRepo as VcsRepoShape).branch ?? null) === shape.vcsRepo.branch &&
-        normalizedPoliciesPath(String(inputs.policiesPath ?? "")) === normalizedPoliciesPath(shape.policiesPath ?? "");
+        readsSameSource(
+          inputs.vcsRepo as VcsRepoShape,
+          inputs.policiesPath as string | null,
+          shape.vcsRepo,
+          shape.policiesPath,
+        );
       // The checkout at the commit the set evaluates now holds exactly what the service enforces.
       if (sameSource && inputs.checkedCommit && held.currentVersionId) {
         const version = await this.context.client.policySets.readVersion(held.currentVersionId);

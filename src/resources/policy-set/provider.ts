@@ -7,7 +7,6 @@ import type { TfeClient } from "../../client/client";
 import { TfeApiError } from "../../client/errors";
 import type { CreatePolicySetOptions, PolicySet as ServicePolicySet } from "../../client/policy-sets";
 import { cannotEvaluate } from "../../contract/policies";
-import { packageDoc } from "../../package-version";
 import { packFiles } from "../../policy-code/archive";
 import { type ContentBaseline, type Finding, strongerBaseline } from "../guard";
 import { declareMembership, ownerOf, twiceDeclared } from "../memberships";
@@ -48,6 +47,7 @@ import {
   syncParameters,
   uploadVersion,
 } from "./requests";
+import { compareIngestedCommit, contentAtServiceCommit, warnOfUncheckedCommit } from "./vcs-commits";
 
 export class PolicySetProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
   /** The preview checks, with what they keep for this operation (the archives they packed). */
@@ -136,11 +136,13 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     // (a name, a description) read nothing.
     const enforcing = changed.some((property) => !unguardedProperties.includes(property));
     const onService = enforcing ? await this.held(id, olds, { warn: false }) : undefined;
+    // A checkout at the commit the service evaluates shows what it enforces where the state cannot.
+    const known = await contentAtServiceCommit(this.context, id, olds, news);
     const refusal = await this.context.judge({
       subject: `policy set "${news.name}"`,
       what: "policy set",
-      before: setEnforcement(olds),
-      onService: onService && setEnforcement(onService),
+      before: setEnforcement({ ...olds, ...known }),
+      onService: onService && setEnforcement({ ...onService, ...known }),
       after: setEnforcement(news),
       allowedOnResource: news.allowWeakening === true,
       urn: (news as unknown as Record<string, unknown>).__urn,
@@ -214,6 +216,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
         held.contentFiles = inputs.contentFiles;
       }
       held.baseline = baselineOf(inputs);
+      if (readsAnew) held.baseline = await compareIngestedCommit(this.context, held, inputs);
       return { id: policySet.id, outs: outputsOf(inputs, policySet.id, held) };
     } catch (failure) {
       const error = absorb(held, failure);
@@ -375,25 +378,9 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     }
     held.baseline = withParametersHeld(held.baseline, recorded, heldParameters);
     if (options.warn && versionMoved && policySet.vcs && declared.checkedCommit && policySet.currentVersionId) {
-      await this.warnOfUncheckedCommit(declared, policySet.currentVersionId);
+      await warnOfUncheckedCommit(this.context, declared, policySet.currentVersionId);
     }
     return outputsOf({ ...declared, kind: policySet.kind } as PolicySetInputs, id, held);
-  }
-
-  /**
-   * A push to a set read from version control is live at once, before any check of this stack runs: refresh says
-   * when the service evaluates a commit other than the one the stack last checked, naming both.
-   */
-  private async warnOfUncheckedCommit(declared: PolicySetOutputs, versionId: string) {
-    const version = await this.context.client.policySets.readVersion(versionId).catch(() => undefined);
-    if (!version?.commitSha || version.commitSha === declared.checkedCommit) return;
-    await this.context.warn(
-      (declared as unknown as Record<string, unknown>).__urn,
-      `policy set "${declared.name}" now evaluates commit ${version.commitSha} of ${declared.vcsRepo?.identifier}, ` +
-        `and this stack last checked commit ${declared.checkedCommit} (vcsCheckout): a push is live as soon as the ` +
-        "service reads it, before any preview here. Check the library's changes before they merge (npx " +
-        `tfe-governance check-folder, ${packageDoc("policy-sets.md")}), and run pulumi up with the checkout at that commit to record it`,
-    );
   }
 
   async update(id: string, olds: PolicySetOutputs, news: PolicySetInputs): Promise<pulumi.dynamic.UpdateResult> {
@@ -421,7 +408,8 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
       }
       const before = held.shape;
       held.shape = await changeSet(client, id, held.shape, shapeOfInputs(news));
-      if (news.vcsRepo !== null && readsOtherContent(before, held.shape)) {
+      const readsAnew = news.vcsRepo !== null && readsOtherContent(before, held.shape);
+      if (readsAnew) {
         held.currentVersionId = await awaitVcsVersion(client, id, labelOf(news));
         // What was uploaded before is not what the set evaluates now.
         held.contentHash = null;
@@ -435,6 +423,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
         Object.assign(held, await syncParameters(client, id, onService, held.parameters, news.parameters));
       }
       held.baseline = baselineOf(news);
+      if (readsAnew) held.baseline = await compareIngestedCommit(this.context, held, news);
       return { outs: outputsOf(news, id, held) };
     } catch (failure) {
       const error = absorb(held, failure);
