@@ -15,6 +15,8 @@ export interface PolicyBlockShape {
   filter: string | null;
   /** The inputs its level reads: a parameter of theirs changed outside Pulumi changes the level. */
   levelInputs?: string[];
+  /** Where its level or filter cannot be evaluated: a digest of what it may read (see tfpolicy.ts). */
+  readsDigest?: string | null;
 }
 
 /** The scope of a set: where its policies apply. */
@@ -185,6 +187,16 @@ function blockWeakenings(
         }
       }
     }
+    // An expression the check cannot evaluate is compared through what it reads: the same text over another input,
+    // parameter or local may be another level or filter.
+    if (old.readsDigest && now.readsDigest && old.readsDigest !== now.readsDigest) {
+      findings.push({
+        text:
+          `${address}'s level or filter is an expression this check cannot evaluate, and an input, parameter or ` +
+          "local it may read changed, so it cannot be compared",
+        uncomparable: true,
+      });
+    }
     if (now.filter !== null && now.filter !== old.filter) {
       findings.push(
         old.filter === null
@@ -283,6 +295,13 @@ export function strongerBaseline(a: ContentBaseline, b: ContentBaseline, kind: P
               : [...new Set([...(other.operations ?? []), ...(block.operations ?? [])])].sort(),
           filter: other.filter === null || block.filter === null ? null : other.filter,
           levelInputs: [...new Set([...(other.levelInputs ?? []), ...(block.levelInputs ?? [])])],
+          // Which of the two the service runs is not known: no digest compares equal to the next one.
+          ...(other.readsDigest || block.readsDigest
+            ? {
+                readsDigest:
+                  other.readsDigest === block.readsDigest ? other.readsDigest : "unknown after a failure half-way",
+              }
+            : {}),
         }
       : block;
     setOwn(policyBlocks, address, merged);

@@ -97,6 +97,7 @@ describe("a Terraform policy folder, read as the service reads it and checked ag
         enforce: 1,
         operations: ["create", "update"],
         filter: null,
+        readsDigest: null,
       },
       {
         address: "resource_policy.aws_s3_bucket.require_owner_tag",
@@ -106,6 +107,7 @@ describe("a Terraform policy folder, read as the service reads it and checked ag
         enforce: 1,
         operations: ["create", "no-op", "update"],
         filter: null,
+        readsDigest: null,
       },
     ]);
   });

@@ -1330,7 +1330,10 @@ describe("PolicySet: a Terraform policy set (tfpolicy)", () => {
   it("keeps a level read from a sensitive parameter secret: wrapped in what the provider answers, (secret) in messages", async () => {
     const address = "resource_policy.aws_s3_bucket.require_owner_tag";
     const level = (value: string) => tfpolicy({ parameters: { require_tags_level: { value, sensitive: true } } });
-    const wrapped = withDerivedSecrets(provider, policySetProperties, policySetSecrets);
+    // A provider of its own, wrapped as providers.ts wraps the library's: the engine hands `provider` plain values.
+    const own = new PolicySetProvider();
+    own.context.useClient(client);
+    const wrapped = withDerivedSecrets(own, policySetProperties, policySetSecrets);
     const result = await wrapped.check({}, args(level("mandatory")));
     expect(result.failures).toEqual([]);
     const answered = result.inputs as Record<string, Record<string, unknown>>;
@@ -1344,10 +1347,53 @@ describe("PolicySet: a Terraform policy set (tfpolicy)", () => {
     const lowered = await refusal(level("advisory"), plain(outs));
     expect(lowered).toContain(`policy "${address}" goes from (secret) to (secret)`);
     expect(lowered).not.toMatch(/advisory|mandatory/);
+    // The service never shows a sensitive value back: a change that touches the set compares with a level read
+    // from one as not known (it may have been changed outside Pulumi), unless the level stays at the top.
+    const second = (value: string, more: Record<string, unknown> = {}) =>
+      tfpolicy({ name: "second", parameters: { require_tags_level: { value, sensitive: true } }, ...more });
+    const middle = (value: string) => second(value, { workspaceIds: [production] });
+    const created = await wrapped.create(
+      plain((await wrapped.check({}, args(second("mandatory_overridable")))).inputs),
+    );
+    expect(await refusal(middle("mandatory_overridable"), plain(created.outs))).toContain("cannot be compared");
+    expect(await refusal(middle("mandatory"), plain(created.outs))).toBeUndefined();
+    await provider.delete(created.id, plain(created.outs));
     const typo = await reasons(level("advisorry"));
     expect(typo.join("\n")).toContain('enforcement_level (secret) (parameter "require_tags_level") is not a level');
     expect(typo.join("\n")).not.toContain("advisorry");
     await provider.delete(id, plain(outs));
+  });
+
+  it("compares a level it cannot evaluate through what it reads: a parameter moved under the same text is refused", async () => {
+    const directory = folderCopy("terraform-policy");
+    const file = join(directory, "require-tags.policy.hcl");
+    writeFileSync(
+      file,
+      readFileSync(file, "utf8").replace(
+        "enforcement_level = input.require_tags_level",
+        'enforcement_level = core::format("%s", input.require_tags_level)',
+      ),
+    );
+    const address = "resource_policy.aws_s3_bucket.require_owner_tag";
+    const level = (value: string, sensitive = false) =>
+      tfpolicy({ directory, parameters: { require_tags_level: { value, sensitive } } });
+    const mandatory = await checked(level("mandatory"));
+    expect(mandatory.folderPolicies[address]).toMatch(/^<cannot evaluate: /);
+    const { id, outs } = await provider.create(mandatory);
+    // The same text, a lower parameter: the level may be lower, and cannot be shown not to be.
+    const lowered = await refusal(level("advisory"), outs as unknown as Record<string, unknown>);
+    expect(lowered).toContain(`${address}'s level or filter is an expression this check cannot evaluate`);
+    expect(lowered).toContain("cannot be compared");
+    expect(await refusal(level("mandatory"), outs as unknown as Record<string, unknown>)).toBeUndefined();
+    // The parameter changed outside Pulumi: a refresh records that what the expression reads is not known.
+    const [parameter] = await client.policySets.listParameters(id);
+    await client.policySets.updateParameter(id, parameter?.id as string, { value: "advisory" });
+    const outside = (await provider.read(id, outs as PolicySetOutputs)).props as PolicySetOutputs;
+    expect(outside.policyBlocks[address]?.readsDigest).toMatch(/^not known: parameter "require_tags_level", changed/);
+    expect(await refusal(level("mandatory"), outside as unknown as Record<string, unknown>)).toContain(
+      "cannot be compared",
+    );
+    await provider.delete(id, outs as PolicySetOutputs);
   });
 
   it("refuses a level written as an expression the check cannot evaluate, saying why", async () => {

@@ -174,6 +174,15 @@ export function policySetSecrets(properties: Record<string, unknown>): Record<st
       ]),
     );
   }
+  // A digest of what an expression reads takes in the secret parameters' hashes: as secret as they are.
+  if (secretKeys.size > 0 && typeof properties.policyBlocks === "object" && properties.policyBlocks !== null) {
+    marked.policyBlocks = Object.fromEntries(
+      Object.entries(properties.policyBlocks as Record<string, unknown>).map(([address, block]) => [
+        address,
+        (block as PolicyBlockShape | null)?.readsDigest && !isSecretEnvelope(block) ? secretEnvelope(block) : block,
+      ]),
+    );
+  }
   const secretLabels = labelsReadingSecrets(properties);
   if (secretLabels.size > 0 && typeof properties.folderPolicies === "object" && properties.folderPolicies !== null) {
     marked.folderPolicies = Object.fromEntries(

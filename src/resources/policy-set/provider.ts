@@ -6,7 +6,6 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../../client/client";
 import { TfeApiError } from "../../client/errors";
 import type { CreatePolicySetOptions, PolicySet as ServicePolicySet } from "../../client/policy-sets";
-import { cannotEvaluate } from "../../contract/policies";
 import { packFiles } from "../../policy-code/archive";
 import { type ContentBaseline, type Finding, strongerBaseline } from "../guard";
 import { declareMembership, ownerOf, twiceDeclared } from "../memberships";
@@ -24,6 +23,7 @@ import {
   sameValue,
 } from "../provider-context";
 import { setNameTakenMessage } from "./arguments";
+import { baselineOf, emptyBaseline, withParametersHeld } from "./baseline";
 import { PolicySetChecker } from "./check";
 import { prepareFolder } from "./folder";
 import {
@@ -135,7 +135,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     // changed outside since the last refresh are not the state's, and the update would undo them. Other changes
     // (a name, a description) read nothing.
     const enforcing = changed.some((property) => !unguardedProperties.includes(property));
-    const onService = enforcing ? await this.held(id, olds, { warn: false }) : undefined;
+    const onService = enforcing ? await this.held(id, olds, { warn: false, unseenSecrets: true }) : undefined;
     // A checkout at the commit the service evaluates shows what it enforces where the state cannot.
     const known = await contentAtServiceCommit(this.context, id, olds, news);
     const refusal = await this.context.judge({
@@ -305,7 +305,11 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
   private async held(
     id: string,
     given: PolicySetOutputs,
-    options: { warn: boolean },
+    /**
+     * `unseenSecrets`: what the guard compares with, where a level read from a sensitive parameter is not known (the
+     * service never shows its value, so a change made outside Pulumi cannot be seen); a refresh keeps state's.
+     */
+    options: { warn: boolean; unseenSecrets?: boolean },
   ): Promise<PolicySetOutputs | undefined> {
     const client = this.context.client;
     let declared = given;
@@ -376,7 +380,14 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
           "this stack, and the service does not show a version's files",
       };
     }
-    held.baseline = withParametersHeld(held.baseline, recorded, heldParameters);
+    held.baseline = withParametersHeld(
+      held.baseline,
+      recorded,
+      heldParameters,
+      options.unseenSecrets
+        ? new Set(parameters.filter((parameter) => parameter.sensitive).map((parameter) => parameter.key))
+        : undefined,
+    );
     if (options.warn && versionMoved && policySet.vcs && declared.checkedCommit && policySet.currentVersionId) {
       await warnOfUncheckedCommit(this.context, declared, policySet.currentVersionId);
     }
@@ -495,47 +506,6 @@ function shapeOfInputs(inputs: Partial<PolicySetInputs>): SetShape {
 /** Declared parameters as state keeps them: each sensitive value as its hash. */
 function storedParameters(parameters: Record<string, ParameterState>): Record<string, ParameterState> {
   return Object.fromEntries(Object.entries(parameters).map(([key, parameter]) => [key, storedParameter(parameter)]));
-}
-
-const emptyBaseline: ContentBaseline = {
-  folderPolicies: {},
-  policyBlocks: {},
-  policiesUnknown: null,
-  checkedCommit: null,
-};
-
-function baselineOf(props: Partial<PolicySetOutputs>): ContentBaseline {
-  const enforcement = setEnforcement(props);
-  return {
-    folderPolicies: { ...enforcement.policies },
-    policyBlocks: { ...enforcement.blocks },
-    policiesUnknown: enforcement.policiesUnknown ?? null,
-    checkedCommit: props.checkedCommit ?? null,
-  };
-}
-
-/**
- * The baseline with the service's parameters: a Terraform policy level that reads an input whose parameter changed
- * outside Pulumi is no longer what the baseline says, and cannot be compared.
- */
-function withParametersHeld(
-  baseline: ContentBaseline,
-  recorded: Record<string, ParameterState>,
-  held: Record<string, ParameterState>,
-): ContentBaseline {
-  const changed = new Set(
-    [...Object.keys(recorded), ...Object.keys(held)].filter((key) => !sameValue(recorded[key], held[key])),
-  );
-  if (changed.size === 0) return baseline;
-  const folderPolicies = { ...baseline.folderPolicies };
-  for (const [address, block] of Object.entries(baseline.policyBlocks)) {
-    const moved = (block.levelInputs ?? []).filter((input) => changed.has(input));
-    if (moved.length === 0 || !Object.hasOwn(folderPolicies, address)) continue;
-    folderPolicies[address] = cannotEvaluate(
-      `a level read from parameter ${moved.map((input) => `"${input}"`).join(", ")}, changed outside Pulumi`,
-    );
-  }
-  return { ...baseline, folderPolicies };
 }
 
 /** What a set holds after an operation, as the provider keeps track of it request by request. */

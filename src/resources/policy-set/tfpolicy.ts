@@ -48,7 +48,13 @@ export async function checkTfPolicyFolder(
 }
 
 function shapeOf(block: TfPolicyBlock): PolicyBlockShape {
-  return { enforce: block.enforce, operations: block.operations, filter: block.filter, levelInputs: block.levelInputs };
+  return {
+    enforce: block.enforce,
+    operations: block.operations,
+    filter: block.filter,
+    levelInputs: block.levelInputs,
+    readsDigest: block.readsDigest,
+  };
 }
 
 /** The parameters' values by key, as the reader resolves levels from them; undefined where not known yet. */
