@@ -69,7 +69,14 @@ export function acceptBudgetedBodies(
   scope.addContentTypeParser("application/octet-stream", (request, payload, done) => {
     const declared = Number(request.headers["content-length"]);
     if (declared > limitBytes) {
-      drainThen(payload, 0, () => done(tooLarge(), undefined));
+      // The header says it already: the answer goes at once, to a client that lied about its length (and never
+      // sends it all) as to one still sending. What does come is read and discarded, within the lingering bounds,
+      // so a client still writing reads the 413 rather than a reset; past them the connection closes.
+      const socket = request.raw.socket;
+      drainThen(payload, 0, () => {
+        if (!request.raw.complete) socket.destroy();
+      });
+      done(tooLarge(), undefined);
       return;
     }
     const chunks: Buffer[] = [];

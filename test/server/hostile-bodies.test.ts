@@ -271,3 +271,56 @@ function streamedPut(url: string, headers: Record<string, string>): Promise<stri
     write();
   });
 }
+
+describe("a declared length over the limit", () => {
+  // The server's own body timeout, not the short one of the tests above: the answer must not wait for it.
+  let patient: RunningServer;
+  beforeAll(async () => {
+    patient = await start({ uploadBufferBudgetBytes: 64 * 1024 * 1024 });
+  });
+  afterAll(() => patient?.close());
+
+  it("answers 413 at once from the header, to a client that sends 10 bytes of a declared 11 MiB and waits", async () => {
+    const policy = await createPolicy(server, "declared-too-large");
+    const { socket, answer } = stalledRequest(
+      "PUT",
+      uploadPath(policy.id),
+      11 * 1024 * 1024,
+      10,
+      "application/octet-stream",
+    );
+    // The answer must come while the client still holds the connection open, sending nothing more.
+    let answered = false;
+    socket.once("data", () => {
+      answered = true;
+    });
+    for (let waited = 0; waited < 200 && !answered; waited++) await new Promise((done) => setTimeout(done, 10));
+    expect(answered, "an answer while the client waits").toBe(true);
+    socket.destroy();
+    expect((await answer).status).toBe(413);
+  });
+
+  it("answers 413 at once on the download origin too, to a version archive declared over the limit", async () => {
+    const created = await call(patient, "POST", `/api/v2/organizations/${organization}/policy-sets`, {
+      body: { data: { type: "policy-sets", attributes: { name: "declared-too-large" } } },
+    });
+    const version = await call(patient, "POST", `/api/v2/policy-sets/${created.body.data.id}/versions`);
+    const link = new URL(version.body.data.links.upload);
+    const { socket, answer } = stalledRequest(
+      "PUT",
+      link.pathname + link.search,
+      64 * 1024 * 1024,
+      10,
+      "application/octet-stream",
+      link.origin,
+    );
+    let answered = false;
+    socket.once("data", () => {
+      answered = true;
+    });
+    for (let waited = 0; waited < 200 && !answered; waited++) await new Promise((done) => setTimeout(done, 10));
+    expect(answered, "an answer while the client waits").toBe(true);
+    socket.destroy();
+    expect((await answer).status).toBe(413);
+  });
+});
