@@ -256,15 +256,20 @@ export class NameListings {
    * Names that resources of this stack held before the operation, as their checks showed. A replacement is checked
    * twice, the second time as a create (no old inputs): the name it finds held there is its own old object's.
    */
-  private readonly heldByStack = new Set<string>();
+  private readonly heldByStack = new Map<string, unknown>();
 
-  /** Records that a resource of this stack holds `name` (its check had old inputs). */
-  heldHere(organization: string, name: string): void {
-    this.heldByStack.add(`${organization}\0${name}`);
+  /** Records that a resource of this stack (`urn`) holds `name` (its check had old inputs). */
+  heldHere(organization: string, name: string, urn?: unknown): void {
+    this.heldByStack.set(`${organization}\0${name}`, urn);
   }
 
   isHeldHere(organization: string, name: string): boolean {
     return this.heldByStack.has(`${organization}\0${name}`);
+  }
+
+  /** The resource of this stack that held `name`, as its check said (undefined where none, or none said). */
+  heldBy(organization: string, name: string): unknown {
+    return this.heldByStack.get(`${organization}\0${name}`);
   }
 
   constructor(private readonly list: (organization: string) => AsyncIterable<NamedObject>) {}
@@ -299,13 +304,20 @@ export async function takenNameHolder(
   names: NameListings,
 ): Promise<NamedObject | undefined> {
   if (typeof olds.name === "string" && typeof olds.organization === "string") {
-    names.heldHere(olds.organization, olds.name);
+    names.heldHere(olds.organization, olds.name, inputs.__urn);
   }
   const { name, organization, adoptExisting } = inputs;
   if (failures.length > 0 || typeof name !== "string" || typeof organization !== "string") return undefined;
   if (isUnknown(name) || isUnknown(organization) || isUnknown(adoptExisting)) return undefined;
   if (olds.name === name && olds.organization === organization) return undefined;
-  if (names.isHeldHere(organization, name)) return undefined;
+  // A name a resource of this stack held is no taken name to refuse (a replacement's second check, as a create, finds
+  // its own old object; a rename; a swap of names). But one adopted from another resource of the stack is compared
+  // like any adoption: what it declares against what the service holds.
+  if (names.isHeldHere(organization, name)) {
+    const holder = names.heldBy(organization, name);
+    const fromAnother = adoptExisting === true && holder !== undefined && holder !== inputs.__urn;
+    if (!fromAnother) return undefined;
+  }
   return names.holder(organization, name);
 }
 

@@ -719,6 +719,29 @@ describe("create", () => {
     expect((await client.policies.download(old.id)).toString()).toBe("main = rule { true }\n");
   });
 
+  it("compares an adoption of a name another resource of the stack held before, like any adoption", async () => {
+    const old = await created({ enforcementLevel: "hard-mandatory" });
+    // One operation: the old resource moves to another name, and a new one adopts its name at a lower level.
+    const urn = (name: string) => `urn:pulumi:dev::p::pulumi-nodejs:dynamic/tfe:Policy::${name}`;
+    // The next operation's provider, as the engine starts one per command.
+    const provider = new PolicyProvider();
+    provider.context.useClient(client);
+    await provider.check(
+      old.outs as unknown as Record<string, unknown>,
+      args({ name: "moved-away", __urn: urn("old") }),
+    );
+    const adopting = await provider.check(
+      {},
+      args({ adoptExisting: true, enforcementLevel: "advisory", __urn: urn("new") }),
+    );
+    // A replacement's second check, as a create, meets its own old object: no adoption to compare.
+    const replacing = await provider.check({}, args({ name: "moved-away", adoptExisting: true, __urn: urn("old") }));
+    expect(replacing.failures).toEqual([]);
+    expect(adopting.failures?.map((failure) => failure.reason).join("\n")).toMatch(
+      /adopting policy "require-tags" .*weakens governance: enforcementLevel goes from hard-mandatory to advisory/,
+    );
+  });
+
   it.each([
     ["another description", { description: "theirs" }],
     ["another level", { enforcementLevel: "hard-mandatory" }],
