@@ -34,7 +34,7 @@ export interface Policies {
   update(policyId: string, options: UpdatePolicyOptions): Promise<Policy>;
   delete(policyId: string): Promise<void>;
   /** Uploads the policy's code (raw bytes, at most 10 MB). */
-  upload(policyId: string, code: string | Uint8Array): Promise<{ answeredAt: Date | undefined }>;
+  upload(policyId: string, code: string | Uint8Array): Promise<UploadAnswer>;
   /** Downloads the policy's code, following the redirect to the temporary URL without the token. */
   download(policyId: string): Promise<Buffer>;
 }
@@ -104,9 +104,10 @@ export class PoliciesApi implements Policies {
 
   /**
    * Uploads the policy's code. The upload answers no body: what it gives back is when the service answered (its
-   * `Date` header, to the second), which bounds the `updated-at` the upload set.
+   * `Date` header, to the second) and the latest its clock can have read then, which bound the `updated-at` the
+   * upload set.
    */
-  async upload(policyId: string, code: string | Uint8Array): Promise<{ answeredAt: Date | undefined }> {
+  async upload(policyId: string, code: string | Uint8Array): Promise<UploadAnswer> {
     const bytes = typeof code === "string" ? Buffer.from(code, "utf8") : code;
     if (bytes.byteLength > maxPolicyCodeBytes) {
       throw new TfeValidationError([
@@ -247,6 +248,12 @@ function validCreateOptions(options: CreatePolicyOptions): CreatePolicyRequest {
     };
   }
   return validRequest(createPolicyRequest, body, policyFieldNames);
+}
+
+/** When the service answered an upload: its `Date` header, and the latest its clock can have read (ServerClock). */
+export interface UploadAnswer {
+  answeredAt: Date | undefined;
+  settledBy: Date | undefined;
 }
 
 /** The update document, checked against the contract before anything is sent. */

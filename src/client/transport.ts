@@ -8,6 +8,7 @@ import { jsonApiMediaType, type LenientJsonApiErrorObject, lenientJsonApiErrorDo
 import { lenientRegistryErrorDocument } from "../contract/registry";
 import { summarizeText, TfeApiError, TfeConnectionError } from "./errors";
 import type { RateLimiter } from "./rate-limiter";
+import { ServerClock } from "./server-clock";
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */
@@ -94,6 +95,8 @@ interface Response {
   headers: Dispatcher.ResponseData["headers"];
   body: Buffer;
   attempts: number;
+  /** When the answer came (ServerClock.now()). */
+  receivedAt: number;
 }
 
 interface ExecuteSpec extends RequestSpec {
@@ -122,6 +125,8 @@ export class Transport {
   readonly #options: Omit<TransportOptions, "token" | "address">;
   /** Whether the service's origin has answered once (any status): see {@link RetryPolicy.firstContactMs}. */
   #answered = false;
+  /** What every answer of the service's own origin tells of its clock (see server-clock.ts). */
+  readonly #clock = new ServerClock();
 
   constructor(options: TransportOptions) {
     const { token, address, ...rest } = options;
@@ -181,10 +186,11 @@ export class Transport {
    * Sends a request whose response body does not matter; answers when the service says it answered (its `Date`
    * header, to the second), undefined where it sent none.
    */
-  async send(spec: RequestSpec): Promise<{ answeredAt: Date | undefined }> {
-    const { headers } = await this.execute(spec);
+  async send(spec: RequestSpec): Promise<{ answeredAt: Date | undefined; settledBy: Date | undefined }> {
+    const { headers, receivedAt } = await this.execute(spec);
     const date = Date.parse(headerValue(headers.date) ?? "");
-    return { answeredAt: Number.isNaN(date) ? undefined : new Date(date) };
+    if (Number.isNaN(date)) return { answeredAt: undefined, settledBy: undefined };
+    return { answeredAt: new Date(date), settledBy: new Date(this.#clock.latestAt(receivedAt, date)) };
   }
 
   /**
@@ -280,6 +286,7 @@ export class Transport {
         // undici's timers bound the wait for the answer and every stall of its body; the signal bounds the whole
         // attempt, so a body that trickles in a byte at a time cannot hold it past timeoutMs either. A stalled or
         // trickling body is retried like a stalled answer.
+        const sentAt = ServerClock.now();
         const {
           statusCode,
           headers: responseHeaders,
@@ -294,7 +301,10 @@ export class Transport {
           bodyTimeout: timeoutMs,
           signal: AbortSignal.timeout(timeoutMs),
         });
-        response = { statusCode, headers: responseHeaders, body: Buffer.from(await body.arrayBuffer()) };
+        const receivedAt = ServerClock.now();
+        const dateMs = Date.parse(headerValue(responseHeaders.date) ?? "");
+        if (origin === this.#origin && !Number.isNaN(dateMs)) this.#clock.observe(sentAt, receivedAt, dateMs);
+        response = { statusCode, headers: responseHeaders, body: Buffer.from(await body.arrayBuffer()), receivedAt };
       } catch (error) {
         rateLimiter?.answered(undefined);
         const code = errorCode(error);

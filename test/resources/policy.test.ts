@@ -431,9 +431,9 @@ describe("diff", () => {
   });
 });
 
-/** When the service answered a policy's last upload, as its outputs record it until a read. */
+/** The latest the service set a policy's updated-at at its last upload, as its outputs record it until a read. */
 function answeredAt(outs: PolicyOutputs): string {
-  return (outs as PolicyOutputs & { __uploadAnsweredAt: string }).__uploadAnsweredAt;
+  return (outs as PolicyOutputs & { __uploadSettledBy: string }).__uploadSettledBy;
 }
 
 /** Waits until the second after `time` (the local server's clock is this machine's). */
@@ -457,7 +457,7 @@ describe("create", () => {
     expect(Date.now() - Date.parse(answeredAt(outs))).toBeLessThan(5_000);
     server.requestLog.clear();
     // The first read takes the updated-at as the upload's, downloads nothing, and records it.
-    const { __uploadAnsweredAt: _answered, ...recorded } = outs as PolicyOutputs & { __uploadAnsweredAt?: string };
+    const { __uploadSettledBy: _answered, ...recorded } = outs as PolicyOutputs & { __uploadSettledBy?: string };
     const read = (await provider.read(id, outs)).props as PolicyOutputs;
     expect(read).toEqual({ ...recorded, updatedAt: expect.any(String) });
     expect(server.requestLog.entries().map((entry) => entry.route)).toEqual(["/api/v2/policies/:policyId"]);
@@ -766,6 +766,28 @@ describe("create", () => {
 });
 
 describe("read", () => {
+  it("notices an outside upload in the same second as ours, once past the latest the service's clock read then", async () => {
+    // The window an upload by someone else could hide in was the whole Date second of our upload's answer; what the
+    // answers tell of the service's clock narrows it to about a round trip. Tried on fresh policies until one leaves
+    // room in its second (a bound past the second's last 60 ms leaves none), at most ten.
+    let tried = 0;
+    for (; tried < 10; tried++) {
+      const { id, outs } = await created({ name: `same-second-${tried}` });
+      const bound = Date.parse(answeredAt(outs));
+      const secondEnds = Math.floor(bound / 1000) * 1000 + 1000;
+      if (secondEnds - bound < 60) continue;
+      await new Promise((done) => setTimeout(done, Math.max(0, bound - Date.now() + 5)));
+      await client.policies.upload(id, "main = rule { false }\n");
+      const uploadedAt = (await client.policies.read(id)).updatedAt as string;
+      if (Date.parse(uploadedAt) >= secondEnds) continue;
+      // Within the second our upload was answered, and after it: its code is downloaded, so the change shows.
+      const read = (await provider.read(id, outs)).props as PolicyOutputs;
+      expect(read.codeHash).toBe(hashCode(Buffer.from("main = rule { false }\n")));
+      break;
+    }
+    expect(tried).toBeLessThan(10);
+  });
+
   it("reports every outside change so that it shows as drift", async () => {
     const { id, outs } = await created({
       kind: "opa",
@@ -836,7 +858,7 @@ describe("read", () => {
     expect(first.requests).toEqual({ [show]: 1, [list]: 1 });
     expect(first.results.map((result) => result.props)).toEqual(
       made.map(({ outs }) => {
-        const { __uploadAnsweredAt: _answered, ...recorded } = outs as PolicyOutputs & { __uploadAnsweredAt?: string };
+        const { __uploadSettledBy: _answered, ...recorded } = outs as PolicyOutputs & { __uploadSettledBy?: string };
         return { ...recorded, updatedAt: expect.any(String) };
       }),
     );
@@ -943,9 +965,9 @@ describe("update", () => {
     // Nor the upload's answer, which stands for updated-at until a read records it.
     const {
       updatedAt: _verifiedAt,
-      __uploadAnsweredAt: _answered,
+      __uploadSettledBy: _answered,
       ...held
-    } = result.outs as PolicyOutputs & { __uploadAnsweredAt?: string };
+    } = result.outs as PolicyOutputs & { __uploadSettledBy?: string };
     expect(_answered).toBe(answeredAt(outs));
     expect((await provider.read(id, result.outs as PolicyOutputs)).props).toMatchObject(held);
   });
@@ -986,8 +1008,8 @@ describe("update", () => {
     expect(server.requestLog.entries().map((entry) => entry.method)).toEqual(["PUT"]);
     expect((await client.policies.download(id)).toString()).toBe("main = rule { false }\n");
     expect(result.outs).toMatchObject({ codeHash: news.codeHash, updatedAt: null });
-    const { __uploadAnsweredAt: _answered, ...recorded } = result.outs as PolicyOutputs & {
-      __uploadAnsweredAt?: string;
+    const { __uploadSettledBy: _answered, ...recorded } = result.outs as PolicyOutputs & {
+      __uploadSettledBy?: string;
     };
     expect((await provider.read(id, result.outs as PolicyOutputs)).props).toEqual({
       ...recorded,

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../../client/client";
 import { deletedUnlessGone, TfeApiError } from "../../client/errors";
-import type { Policy as ServicePolicy } from "../../client/policies";
+import type { Policy as ServicePolicy, UploadAnswer } from "../../client/policies";
 import { maxNameLength } from "../../contract/limits";
 import {
   maxPolicyCodeBytes,
@@ -64,8 +64,8 @@ import {
   policyAccess,
   recorded,
   setByUploadAnswered,
-  uploadAnswerKey,
   uploadAnswerOf,
+  uploadSettledKey,
   withUploadAnswer,
 } from "./requests";
 
@@ -407,7 +407,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     const client = this.context.client;
     const { policy, createdHere } = await this.createOrAdopt(client, inputs);
     const code = loadCode(inputs);
-    let uploaded: { answeredAt: Date | undefined } | undefined;
+    let uploaded: UploadAnswer | undefined;
     try {
       // An adopted policy that already holds this code keeps it: uploading the same bytes would still be a write.
       const heldCode = createdHere || !policy.hasCode ? undefined : await downloadCode(client, policy.id);
@@ -513,15 +513,15 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
   /**
    * Whether the code the state records is still the code on the service, without downloading it: every upload moves
    * the policy's `updated-at` (null until the first; service facts), and the state keeps the `updated-at` at which
-   * its code was last read, or when the service answered its last upload (see {@link uploadAnswerKey}).
+   * its code was last read, or the latest the service set it at our last upload (see {@link uploadSettledKey}).
    * `tfe:verifyCodeOnRefresh` downloads regardless.
    */
   private codeUnchanged(policy: ServicePolicy, props: Partial<PolicyOutputs>): boolean {
     if (this.context.verifyCodeOnRefresh || props.codeHash == null || props.codeSize === undefined) return false;
     if (policy.updatedAt === null) return false;
     if (props.updatedAt != null) return policy.updatedAt === props.updatedAt;
-    const answeredAt = uploadAnswerOf(props)?.answeredAt;
-    return answeredAt !== undefined && setByUploadAnswered(policy.updatedAt, answeredAt);
+    const answer = uploadAnswerOf(props);
+    return answer !== undefined && setByUploadAnswered(policy.updatedAt, answer);
   }
 
   /**
@@ -566,7 +566,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     let codeHash = olds.codeHash;
     let codeSize = olds.codeSize;
     const codeChanged = olds.codeHash !== news.codeHash;
-    let uploaded: { answeredAt: Date | undefined } | undefined;
+    let uploaded: UploadAnswer | undefined;
     if (codeChanged) {
       const code = loadCode(news);
       uploaded = await client.policies.upload(id, code);

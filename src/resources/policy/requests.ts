@@ -3,7 +3,12 @@
 
 import type { TfeClient } from "../../client/client";
 import { mayHaveTakenEffect, TfeApiError } from "../../client/errors";
-import type { CreatePolicyOptions, Policy as ServicePolicy, UpdatePolicyOptions } from "../../client/policies";
+import type {
+  CreatePolicyOptions,
+  Policy as ServicePolicy,
+  UpdatePolicyOptions,
+  UploadAnswer,
+} from "../../client/policies";
 import { maxPageSize } from "../../contract/policies";
 import { packageDoc } from "../../package-version";
 import { createOptions, recordedRemote, updateOptions } from "../property-table";
@@ -11,32 +16,42 @@ import { answersNotFound, deleteConfirmingGone, type ObjectAccess } from "../pro
 import { type PolicyInputs, type PolicyOutputs, policyProperties } from "./properties";
 
 /**
- * The internal output that says when the service answered our last upload of the policy's code (its `Date` header,
- * to the second), until a read records the `updated-at` that upload set. The upload answers no body, and reading
- * the policy back for its `updated-at` cost a request per policy (600 requests for 200 creates where 400 do); without
- * either, the first refresh after every up downloaded each uploaded policy. An upload sets `updated-at` before it is
- * answered, so an `updated-at` before the end of the answer's second is ours; a later one is a change made since,
- * and the refresh downloads the code. An upload by someone else within that second would be taken for ours, as it
- * was in the moment between our upload and its read-back.
+ * The internal output that bounds when the service set the `updated-at` of our last upload of the policy's code,
+ * until a read records the `updated-at` that upload set. The upload answers no body, and reading the policy back
+ * for its `updated-at` cost a request per policy (600 requests for 200 creates where 400 do); without either, the
+ * first refresh after every up downloaded each uploaded policy. An upload sets `updated-at` before it is answered,
+ * so an `updated-at` no later than the latest the service's clock can have read at the answer is ours; a later one is
+ * a change made since, and the refresh downloads the code. That latest time is the answer's `Date` second narrowed
+ * by what every answer of the process told of the service's clock (client/server-clock.ts): about a round trip,
+ * where the header alone left a whole second in which an upload by someone else (a CI job, a second stack) would be
+ * taken for ours. A state written before records the header's second (uploadAnswerKey) and keeps that second.
  */
+export const uploadSettledKey = "__uploadSettledBy";
 export const uploadAnswerKey = "__uploadAnsweredAt";
 
 export function withUploadAnswer(
   outs: PolicyOutputs,
-  uploaded: { answeredAt: Date | undefined } | undefined,
-): PolicyOutputs & { [uploadAnswerKey]?: string } {
+  uploaded: UploadAnswer | undefined,
+): PolicyOutputs & { [uploadAnswerKey]?: string; [uploadSettledKey]?: string } {
+  if (uploaded?.settledBy) return { ...outs, [uploadSettledKey]: uploaded.settledBy.toISOString() };
   return uploaded?.answeredAt ? { ...outs, [uploadAnswerKey]: uploaded.answeredAt.toISOString() } : outs;
 }
 
-export function uploadAnswerOf(props: Partial<PolicyOutputs>): { answeredAt: Date | undefined } | undefined {
-  const recorded = (props as Record<string, unknown>)[uploadAnswerKey];
-  const time = typeof recorded === "string" ? Date.parse(recorded) : Number.NaN;
-  return Number.isNaN(time) ? undefined : { answeredAt: new Date(time) };
+export function uploadAnswerOf(props: Partial<PolicyOutputs>): UploadAnswer | undefined {
+  const recorded = props as Record<string, unknown>;
+  const time = (key: string) => {
+    const value = typeof recorded[key] === "string" ? Date.parse(recorded[key] as string) : Number.NaN;
+    return Number.isNaN(value) ? undefined : new Date(value);
+  };
+  const [answeredAt, settledBy] = [time(uploadAnswerKey), time(uploadSettledKey)];
+  return answeredAt || settledBy ? { answeredAt, settledBy } : undefined;
 }
 
-/** Whether `updatedAt` is one the upload answered at `answeredAt` (to the second) set, or earlier. */
-export function setByUploadAnswered(updatedAt: string, answeredAt: Date): boolean {
-  return Date.parse(updatedAt) < answeredAt.getTime() + 1000;
+/** Whether `updatedAt` is one our upload can have set: no later than the latest the service's clock read then. */
+export function setByUploadAnswered(updatedAt: string, answer: UploadAnswer): boolean {
+  const at = Date.parse(updatedAt);
+  if (answer.settledBy) return at <= answer.settledBy.getTime();
+  return answer.answeredAt !== undefined && at < answer.answeredAt.getTime() + 1000;
 }
 
 /**
