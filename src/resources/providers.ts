@@ -8,7 +8,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { keepCompiledCode } from "../compile-cache";
 import { withDerivedSecrets } from "./derived-secrets";
 import { silenceQuietFailures } from "./failure-report";
-import { ModuleVersionDeprecationProvider } from "./module-version-deprecation";
+import { holdsDeprecation, ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";
 import { policyProperties } from "./policy/properties";
 import { PolicyFolderManifestProvider } from "./policy-folder/manifest";
@@ -16,7 +16,7 @@ import { PolicySetProvider } from "./policy-set";
 import { policySetProperties, policySetSecrets } from "./policy-set/properties";
 import { keyedProperties } from "./property-table";
 import { type ProviderContext, withFailureReports } from "./provider-context";
-import { withServiceAddress } from "./service-address";
+import { answersWith, withServiceAddress } from "./service-address";
 import type { ProviderType } from "./shim";
 import { withWireKeys } from "./wire-keys";
 
@@ -27,11 +27,15 @@ import { withWireKeys } from "./wire-keys";
  */
 export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & { context: ProviderContext }> = {
   Policy: withFailureReports(
-    withServiceAddress(withDerivedSecrets(new PolicyProvider(), policyProperties), "policy"),
+    withServiceAddress(withDerivedSecrets(new PolicyProvider(), policyProperties), "policy", (client, id) =>
+      answersWith(() => client.policies.read(id)),
+    ),
     "Policy",
   ),
   ModuleVersionDeprecation: withFailureReports(
-    withServiceAddress(new ModuleVersionDeprecationProvider(), "module version deprecation"),
+    withServiceAddress(new ModuleVersionDeprecationProvider(), "module version deprecation", (client, id, props) =>
+      holdsDeprecation(client, id, props),
+    ),
     "ModuleVersionDeprecation",
   ),
   PolicyFolderManifest: withFailureReports(
@@ -43,6 +47,7 @@ export const providers: Record<ProviderType, pulumi.dynamic.ResourceProvider & {
       withServiceAddress(
         withDerivedSecrets(new PolicySetProvider(), policySetProperties, policySetSecrets),
         "policy set",
+        (client, id) => answersWith(() => client.policySets.read(id)),
       ),
       keyedProperties(policySetProperties),
     ),

@@ -1,13 +1,18 @@
 import type * as pulumi from "@pulumi/pulumi";
+import type { TfeClient } from "../client/client";
+import { TfeApiError } from "../client/errors";
 import { packageDoc } from "../package-version";
 import type { ContextProvider } from "./provider-context";
 
 // A stack's objects live on one service. Each resource records the address of the service that holds it (an
-// internal output), and a run that talks to another one (tfe:address, TFE_ADDRESS or the hostname changed) is
-// refused before any request: asked by id, the other service would answer 404 for everything, a refresh would drop
-// every resource from state, and the policies would stay in force on the first service with no owner. Diff, read,
-// update and delete compare; create and every answer record it. A state written before this records nothing, and
-// is taken as it is until its next change records the address.
+// internal output). A run that talks to another address (tfe:address, TFE_ADDRESS or the hostname changed) first
+// asks it for the object by id: ids are the service's own, so an answer means the same service moved (a Terraform
+// Enterprise given a new hostname, a local server restarted on another port with its data), and the run goes on and
+// records the new address. Where it answers 404, it is another service, or one that cannot see the object: the run
+// is refused there, naming both addresses, and nothing is written or dropped. Asked blindly, the other service would
+// answer 404 for everything, a refresh would drop every resource from state, and the policies would stay in force
+// on the first service with no owner. A state written before records no address, and is taken as it is until its
+// next change records one.
 
 export const serviceAddressKey = "__serviceAddress";
 
@@ -18,33 +23,43 @@ export class ServiceMovedError extends Error {
   }
 }
 
-/** The refusal when `props` were recorded at another service than the one this run talks to; else undefined. */
+/** The address `props` recorded, where it is not the one this run talks to; else undefined. */
+export function recordedElsewhere(props: unknown, current: string): string | undefined {
+  const recorded = (props as Record<string, unknown> | undefined)?.[serviceAddressKey];
+  return typeof recorded === "string" && recorded !== current ? recorded : undefined;
+}
+
+/** The refusal of a run against `current`, which does not hold what was recorded at `recorded`. */
 export function serviceMoved(
-  props: unknown,
+  recorded: string,
   current: string,
   what: { type: string; id: string; namespace: string },
-): string | undefined {
-  const recorded = (props as Record<string, unknown> | undefined)?.[serviceAddressKey];
-  if (typeof recorded !== "string" || recorded === current) return undefined;
+): string {
   const setting = `${what.namespace}:address`;
   return (
-    `${what.type} ${what.id} is held by the service at ${recorded}, and this run talks to ${current}: nothing was ` +
-    `read or changed. To manage it where it is, set ${setting} (or TFE_ADDRESS) back to ${recorded}. To move the ` +
+    `${what.type} ${what.id} is held by the service at ${recorded}, and this run talks to ${current}, which does ` +
+    `not have it (404): nothing was changed. To manage it where it is, set ${setting} (or TFE_ADDRESS) back to ${recorded}. To move the ` +
     `stack to ${current}: run pulumi destroy with ${setting} at ${recorded} first, then pulumi up at ${current}; or, ` +
     "to leave these objects in force there with no owner, remove each from the stack with pulumi state delete " +
     `(${packageDoc("troubleshooting.md")}, "Moving a stack to another service or organization")`
   );
 }
 
-/** `provider` recording the service's address in what it answers, and refusing a run against another one. */
+/**
+ * `provider` recording the service's address in what it answers, and refusing a run against another service: one
+ * at another address that does not have the object (`holds` asks it, by id, with what state recorded; false where
+ * it answers 404, or answers with another object).
+ */
 export function withServiceAddress<P extends ContextProvider & pulumi.dynamic.ResourceProvider>(
   provider: P,
   type: string,
+  holds: (client: TfeClient, id: string, props: Record<string, unknown>) => Promise<boolean>,
 ): P {
   const current = () => provider.context.client.address;
-  const refuseMoved = (props: unknown, id: string) => {
-    const moved = serviceMoved(props, current(), { type, id, namespace: provider.context.namespace });
-    if (moved) throw new ServiceMovedError(moved);
+  const refuseMoved = async (props: unknown, id: string) => {
+    const recorded = recordedElsewhere(props, current());
+    if (recorded === undefined || (await holds(provider.context.client, id, props as Record<string, unknown>))) return;
+    throw new ServiceMovedError(serviceMoved(recorded, current(), { type, id, namespace: provider.context.namespace }));
   };
   const recorded = <T extends object | undefined>(properties: T): T =>
     (properties === undefined ? properties : { ...properties, [serviceAddressKey]: current() }) as T;
@@ -58,7 +73,7 @@ export function withServiceAddress<P extends ContextProvider & pulumi.dynamic.Re
   const { diff, create, read, update, delete: remove } = provider;
   if (diff) {
     provider.diff = async (id, olds, news) => {
-      refuseMoved(olds, id);
+      await refuseMoved(olds, id);
       return diff.call(provider, id, olds, news);
     };
   }
@@ -70,23 +85,34 @@ export function withServiceAddress<P extends ContextProvider & pulumi.dynamic.Re
   }
   if (read) {
     provider.read = async (id, props) => {
-      refuseMoved(props, id);
+      await refuseMoved(props, id);
       const result = await read.call(provider, id, props);
       return result.props ? { ...result, props: recorded(result.props) } : result;
     };
   }
   if (update) {
     provider.update = async (id, olds, news) => {
-      refuseMoved(olds, id);
+      await refuseMoved(olds, id);
       const result = await update.call(provider, id, olds, news).catch(failedHalfWay);
       return { ...result, outs: recorded(result.outs ?? {}) };
     };
   }
   if (remove) {
     provider.delete = async (id, props) => {
-      refuseMoved(props, id);
+      await refuseMoved(props, id);
       return remove.call(provider, id, props);
     };
   }
   return provider;
+}
+
+/** Whether the service answers `read` with the object: false where it answers 404 (gone, or not this service's). */
+export async function answersWith(read: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await read();
+    return true;
+  } catch (error) {
+    if (error instanceof TfeApiError && error.status === 404) return false;
+    throw error;
+  }
 }

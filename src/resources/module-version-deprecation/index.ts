@@ -87,6 +87,32 @@ function parseId(id: string): ModuleVersionAddress {
   return { organization, name, provider, version };
 }
 
+/**
+ * Whether the service holds the deprecation state recorded: the version deprecated, with the reason and link state
+ * says the service held. Its id names a module version, which another service may have too: only the same
+ * deprecation shows that this is the service that holds it (see service-address.ts).
+ */
+export async function holdsDeprecation(
+  client: TfeClient,
+  id: string,
+  props: Record<string, unknown>,
+): Promise<boolean> {
+  const { organization, name, provider, version } = parseId(id);
+  let held: Awaited<ReturnType<TfeClient["registry"]["getModuleVersion"]>>;
+  try {
+    held = await client.registry.getModuleVersion({ namespace: organization, name, provider, version });
+  } catch (error) {
+    if (error instanceof TfeApiError && error.status === 404) return false;
+    throw error;
+  }
+  return (
+    held.deprecation !== null &&
+    typeof props.effectiveReason === "string" &&
+    held.deprecation.reason === props.effectiveReason &&
+    (held.deprecation.link || null) === ((props.link as string | null | undefined) || null)
+  );
+}
+
 function sameIgnoringCase(a: unknown, b: unknown): boolean {
   return typeof a === "string" && typeof b === "string" && a.toLowerCase() === b.toLowerCase();
 }
