@@ -74,6 +74,10 @@ namespace PulumiTfeGovernance.Tfegov
         public readonly string Kind;
         public readonly string Name;
         public readonly string? NewestVersionId;
+        /// <summary>
+        /// The organization that holds it, where the answer names it.
+        /// </summary>
+        public readonly string? Organization;
         public readonly bool? Overridable;
         public readonly ImmutableArray<string> PolicyIds;
         public readonly string? PolicyToolVersion;
@@ -108,6 +112,8 @@ namespace PulumiTfeGovernance.Tfegov
 
             string? newestVersionId,
 
+            string? organization,
+
             bool? overridable,
 
             ImmutableArray<string> policyIds,
@@ -134,6 +140,7 @@ namespace PulumiTfeGovernance.Tfegov
             Kind = kind;
             Name = name;
             NewestVersionId = newestVersionId;
+            Organization = organization;
             Overridable = overridable;
             PolicyIds = policyIds;
             PolicyToolVersion = policyToolVersion;

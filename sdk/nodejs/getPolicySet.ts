@@ -34,6 +34,10 @@ export interface GetPolicySetResult {
     readonly kind: string;
     readonly name: string;
     readonly newestVersionId?: string;
+    /**
+     * The organization that holds it, where the answer names it.
+     */
+    readonly organization?: string;
     readonly overridable?: boolean;
     readonly policyIds: string[];
     readonly policyToolVersion?: string;

@@ -6,6 +6,7 @@ import type { FaultInjector } from "./faults";
 import type { RateLimit } from "./rate-limit";
 import type { UploadMetrics } from "./request-bodies";
 import type { RequestLog } from "./request-log";
+import type { ServedRoute } from "./served-routes";
 import type { Storage } from "./storage";
 import type { TlsCredentials } from "./tls";
 
@@ -28,13 +29,6 @@ export interface AppContext {
   tls?: TlsCredentials | undefined;
   /** Filled with every route the API serves as it is registered: the access table test walks them all. */
   servedRoutes?: ServedRoute[];
-}
-
-/** One route a server serves: the origin (the API, or the download origin of signed links), method and pattern. */
-export interface ServedRoute {
-  origin: "api" | "downloads";
-  method: string;
-  url: string;
 }
 
 /** The policy named in the path, or a 404 when it is missing or the token may not `permission` it. */

@@ -3,13 +3,13 @@ import { isIPv4 } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { maxPolicySetArchiveBytes } from "../contract/policy-sets";
 import { ArchiveError, unpackArchive } from "../policy-code/archive";
-import type { ServedRoute } from "./context";
 import { ApiError, frameworkErrors, installErrorHandling, sendError } from "./errors";
 import { installFaultHooks } from "./fault-hooks";
 import type { FaultInjector } from "./faults";
 import { ingestVersion } from "./policy-set-ingress";
 import { acceptBudgetedBodies, installBodyTimeout, type UploadMetrics } from "./request-bodies";
 import type { RequestLog } from "./request-log";
+import type { ServedRoute } from "./served-routes";
 import type { Storage } from "./storage";
 import type { TlsCredentials } from "./tls";
 

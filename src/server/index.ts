@@ -1,5 +1,5 @@
 import { rm } from "node:fs/promises";
-import type { ServedRoute } from "./context";
+import type { ServedRoute } from "./served-routes";
 import "../node-version";
 import type { AddressInfo } from "node:net";
 import { libraryVersion } from "../package-version";

@@ -24,6 +24,10 @@ namespace PulumiTfeGovernance.Tfegov.Outputs
         /// `resource_policy` only: the operations it applies to; one entry {@link cannotEvaluate } for an expression.
         /// </summary>
         public readonly ImmutableArray<string> Operations;
+        /// <summary>
+        /// Where its level or filter cannot be evaluated: a digest of what it may read (see tfpolicy.ts).
+        /// </summary>
+        public readonly string? ReadsDigest;
 
         [OutputConstructor]
         private PolicyBlock(
@@ -33,12 +37,15 @@ namespace PulumiTfeGovernance.Tfegov.Outputs
 
             ImmutableArray<string> levelInputs,
 
-            ImmutableArray<string> operations)
+            ImmutableArray<string> operations,
+
+            string? readsDigest)
         {
             Enforce = enforce;
             Filter = filter;
             LevelInputs = levelInputs;
             Operations = operations;
+            ReadsDigest = readsDigest;
         }
     }
 }

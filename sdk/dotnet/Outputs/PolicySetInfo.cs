@@ -24,6 +24,10 @@ namespace PulumiTfeGovernance.Tfegov.Outputs
         public readonly string Kind;
         public readonly string Name;
         public readonly string? NewestVersionId;
+        /// <summary>
+        /// The organization that holds it, where the answer names it.
+        /// </summary>
+        public readonly string? Organization;
         public readonly bool? Overridable;
         public readonly ImmutableArray<string> PolicyIds;
         public readonly string? PolicyToolVersion;
@@ -58,6 +62,8 @@ namespace PulumiTfeGovernance.Tfegov.Outputs
 
             string? newestVersionId,
 
+            string? organization,
+
             bool? overridable,
 
             ImmutableArray<string> policyIds,
@@ -84,6 +90,7 @@ namespace PulumiTfeGovernance.Tfegov.Outputs
             Kind = kind;
             Name = name;
             NewestVersionId = newestVersionId;
+            Organization = organization;
             Overridable = overridable;
             PolicyIds = policyIds;
             PolicyToolVersion = policyToolVersion;

@@ -38,11 +38,13 @@ type LookupPolicySetResult struct {
 	Kind                 string   `pulumi:"kind"`
 	Name                 string   `pulumi:"name"`
 	NewestVersionId      *string  `pulumi:"newestVersionId"`
-	Overridable          *bool    `pulumi:"overridable"`
-	PolicyIds            []string `pulumi:"policyIds"`
-	PolicyToolVersion    *string  `pulumi:"policyToolVersion"`
-	ProjectIds           []string `pulumi:"projectIds"`
-	UpdatedAt            *string  `pulumi:"updatedAt"`
+	// The organization that holds it, where the answer names it.
+	Organization      *string  `pulumi:"organization"`
+	Overridable       *bool    `pulumi:"overridable"`
+	PolicyIds         []string `pulumi:"policyIds"`
+	PolicyToolVersion *string  `pulumi:"policyToolVersion"`
+	ProjectIds        []string `pulumi:"projectIds"`
+	UpdatedAt         *string  `pulumi:"updatedAt"`
 	// Where a set read from version control reads from; null for a set that takes uploads, or holds policies.
 	Vcs          *PolicySetVcs `pulumi:"vcs"`
 	Versioned    bool          `pulumi:"versioned"`
@@ -119,6 +121,11 @@ func (o LookupPolicySetResultOutput) Name() pulumi.StringOutput {
 
 func (o LookupPolicySetResultOutput) NewestVersionId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v LookupPolicySetResult) *string { return v.NewestVersionId }).(pulumi.StringPtrOutput)
+}
+
+// The organization that holds it, where the answer names it.
+func (o LookupPolicySetResultOutput) Organization() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v LookupPolicySetResult) *string { return v.Organization }).(pulumi.StringPtrOutput)
 }
 
 func (o LookupPolicySetResultOutput) Overridable() pulumi.BoolPtrOutput {

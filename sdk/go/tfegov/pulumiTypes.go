@@ -283,6 +283,8 @@ type PolicyBlock struct {
 	LevelInputs []string `pulumi:"levelInputs"`
 	// `resource_policy` only: the operations it applies to; one entry {@link cannotEvaluate } for an expression.
 	Operations []string `pulumi:"operations"`
+	// Where its level or filter cannot be evaluated: a digest of what it may read (see tfpolicy.ts).
+	ReadsDigest *string `pulumi:"readsDigest"`
 }
 
 type PolicyBlockOutput struct{ *pulumi.OutputState }
@@ -315,6 +317,11 @@ func (o PolicyBlockOutput) LevelInputs() pulumi.StringArrayOutput {
 // `resource_policy` only: the operations it applies to; one entry {@link cannotEvaluate } for an expression.
 func (o PolicyBlockOutput) Operations() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v PolicyBlock) []string { return v.Operations }).(pulumi.StringArrayOutput)
+}
+
+// Where its level or filter cannot be evaluated: a digest of what it may read (see tfpolicy.ts).
+func (o PolicyBlockOutput) ReadsDigest() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PolicyBlock) *string { return v.ReadsDigest }).(pulumi.StringPtrOutput)
 }
 
 type PolicyBlockMapOutput struct{ *pulumi.OutputState }
@@ -558,11 +565,13 @@ type PolicySetInfo struct {
 	Kind                 string   `pulumi:"kind"`
 	Name                 string   `pulumi:"name"`
 	NewestVersionId      *string  `pulumi:"newestVersionId"`
-	Overridable          *bool    `pulumi:"overridable"`
-	PolicyIds            []string `pulumi:"policyIds"`
-	PolicyToolVersion    *string  `pulumi:"policyToolVersion"`
-	ProjectIds           []string `pulumi:"projectIds"`
-	UpdatedAt            *string  `pulumi:"updatedAt"`
+	// The organization that holds it, where the answer names it.
+	Organization      *string  `pulumi:"organization"`
+	Overridable       *bool    `pulumi:"overridable"`
+	PolicyIds         []string `pulumi:"policyIds"`
+	PolicyToolVersion *string  `pulumi:"policyToolVersion"`
+	ProjectIds        []string `pulumi:"projectIds"`
+	UpdatedAt         *string  `pulumi:"updatedAt"`
 	// Where a set read from version control reads from; null for a set that takes uploads, or holds policies.
 	Vcs          *PolicySetVcs `pulumi:"vcs"`
 	Versioned    bool          `pulumi:"versioned"`
@@ -621,6 +630,11 @@ func (o PolicySetInfoOutput) Name() pulumi.StringOutput {
 
 func (o PolicySetInfoOutput) NewestVersionId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v PolicySetInfo) *string { return v.NewestVersionId }).(pulumi.StringPtrOutput)
+}
+
+// The organization that holds it, where the answer names it.
+func (o PolicySetInfoOutput) Organization() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PolicySetInfo) *string { return v.Organization }).(pulumi.StringPtrOutput)
 }
 
 func (o PolicySetInfoOutput) Overridable() pulumi.BoolPtrOutput {

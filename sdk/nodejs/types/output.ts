@@ -36,6 +36,10 @@ export interface PolicyBlock {
      * `resource_policy` only: the operations it applies to; one entry {@link cannotEvaluate } for an expression.
      */
     operations?: string[];
+    /**
+     * Where its level or filter cannot be evaluated: a digest of what it may read (see tfpolicy.ts).
+     */
+    readsDigest?: string;
 }
 
 export interface PolicyInfo {
@@ -70,6 +74,10 @@ export interface PolicySetInfo {
     kind: string;
     name: string;
     newestVersionId?: string;
+    /**
+     * The organization that holds it, where the answer names it.
+     */
+    organization?: string;
     overridable?: boolean;
     policyIds: string[];
     policyToolVersion?: string;

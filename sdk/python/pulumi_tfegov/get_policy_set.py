@@ -24,7 +24,7 @@ __all__ = [
 
 @pulumi.output_type
 class GetPolicySetResult:
-    def __init__(__self__, agent_enabled=None, current_version_id=None, description=None, excluded_project_ids=None, excluded_workspace_ids=None, global_=None, id=None, kind=None, name=None, newest_version_id=None, overridable=None, policy_ids=None, policy_tool_version=None, project_ids=None, updated_at=None, vcs=None, versioned=None, workspace_ids=None):
+    def __init__(__self__, agent_enabled=None, current_version_id=None, description=None, excluded_project_ids=None, excluded_workspace_ids=None, global_=None, id=None, kind=None, name=None, newest_version_id=None, organization=None, overridable=None, policy_ids=None, policy_tool_version=None, project_ids=None, updated_at=None, vcs=None, versioned=None, workspace_ids=None):
         if agent_enabled and not isinstance(agent_enabled, bool):
             raise TypeError("Expected argument 'agent_enabled' to be a bool")
         pulumi.set(__self__, "agent_enabled", agent_enabled)
@@ -55,6 +55,9 @@ class GetPolicySetResult:
         if newest_version_id and not isinstance(newest_version_id, str):
             raise TypeError("Expected argument 'newest_version_id' to be a str")
         pulumi.set(__self__, "newest_version_id", newest_version_id)
+        if organization and not isinstance(organization, str):
+            raise TypeError("Expected argument 'organization' to be a str")
+        pulumi.set(__self__, "organization", organization)
         if overridable and not isinstance(overridable, bool):
             raise TypeError("Expected argument 'overridable' to be a bool")
         pulumi.set(__self__, "overridable", overridable)
@@ -132,6 +135,14 @@ class GetPolicySetResult:
 
     @_builtins.property
     @pulumi.getter
+    def organization(self) -> Optional[_builtins.str]:
+        """
+        The organization that holds it, where the answer names it.
+        """
+        return pulumi.get(self, "organization")
+
+    @_builtins.property
+    @pulumi.getter
     def overridable(self) -> Optional[_builtins.bool]:
         return pulumi.get(self, "overridable")
 
@@ -190,6 +201,7 @@ class AwaitableGetPolicySetResult(GetPolicySetResult):
             kind=self.kind,
             name=self.name,
             newest_version_id=self.newest_version_id,
+            organization=self.organization,
             overridable=self.overridable,
             policy_ids=self.policy_ids,
             policy_tool_version=self.policy_tool_version,
@@ -224,6 +236,7 @@ def get_policy_set(id: Optional[_builtins.str] = None,
         kind=pulumi.get(__ret__, 'kind'),
         name=pulumi.get(__ret__, 'name'),
         newest_version_id=pulumi.get(__ret__, 'newest_version_id'),
+        organization=pulumi.get(__ret__, 'organization'),
         overridable=pulumi.get(__ret__, 'overridable'),
         policy_ids=pulumi.get(__ret__, 'policy_ids'),
         policy_tool_version=pulumi.get(__ret__, 'policy_tool_version'),
@@ -255,6 +268,7 @@ def get_policy_set_output(id: Optional[pulumi.Input[_builtins.str]] = None,
         kind=pulumi.get(__response__, 'kind'),
         name=pulumi.get(__response__, 'name'),
         newest_version_id=pulumi.get(__response__, 'newest_version_id'),
+        organization=pulumi.get(__response__, 'organization'),
         overridable=pulumi.get(__response__, 'overridable'),
         policy_ids=pulumi.get(__response__, 'policy_ids'),
         policy_tool_version=pulumi.get(__response__, 'policy_tool_version'),

@@ -113,6 +113,8 @@ class PolicyBlock(dict):
         suggest = None
         if key == "levelInputs":
             suggest = "level_inputs"
+        elif key == "readsDigest":
+            suggest = "reads_digest"
 
         if suggest:
             pulumi.log.warn(f"Key '{key}' not found in PolicyBlock. Access the value via the '{suggest}' property getter instead.")
@@ -129,10 +131,12 @@ class PolicyBlock(dict):
                  enforce: _builtins.float,
                  filter: Optional[_builtins.str] = None,
                  level_inputs: Optional[Sequence[_builtins.str]] = None,
-                 operations: Optional[Sequence[_builtins.str]] = None):
+                 operations: Optional[Sequence[_builtins.str]] = None,
+                 reads_digest: Optional[_builtins.str] = None):
         """
         :param Sequence[_builtins.str] level_inputs: The inputs its level reads: a parameter of theirs changed outside Pulumi changes the level.
         :param Sequence[_builtins.str] operations: `resource_policy` only: the operations it applies to; one entry {@link cannotEvaluate } for an expression.
+        :param _builtins.str reads_digest: Where its level or filter cannot be evaluated: a digest of what it may read (see tfpolicy.ts).
         """
         pulumi.set(__self__, "enforce", enforce)
         if filter is not None:
@@ -141,6 +145,8 @@ class PolicyBlock(dict):
             pulumi.set(__self__, "level_inputs", level_inputs)
         if operations is not None:
             pulumi.set(__self__, "operations", operations)
+        if reads_digest is not None:
+            pulumi.set(__self__, "reads_digest", reads_digest)
 
     @_builtins.property
     @pulumi.getter
@@ -167,6 +173,14 @@ class PolicyBlock(dict):
         `resource_policy` only: the operations it applies to; one entry {@link cannotEvaluate } for an expression.
         """
         return pulumi.get(self, "operations")
+
+    @_builtins.property
+    @pulumi.getter(name="readsDigest")
+    def reads_digest(self) -> Optional[_builtins.str]:
+        """
+        Where its level or filter cannot be evaluated: a digest of what it may read (see tfpolicy.ts).
+        """
+        return pulumi.get(self, "reads_digest")
 
 
 @pulumi.output_type
@@ -290,11 +304,13 @@ class PolicySetInfo(dict):
                  current_version_id: Optional[_builtins.str] = None,
                  description: Optional[_builtins.str] = None,
                  newest_version_id: Optional[_builtins.str] = None,
+                 organization: Optional[_builtins.str] = None,
                  overridable: Optional[_builtins.bool] = None,
                  policy_tool_version: Optional[_builtins.str] = None,
                  updated_at: Optional[_builtins.str] = None,
                  vcs: Optional['outputs.PolicySetVcs'] = None):
         """
+        :param _builtins.str organization: The organization that holds it, where the answer names it.
         :param 'PolicySetVcs' vcs: Where a set read from version control reads from; null for a set that takes uploads, or holds policies.
         """
         pulumi.set(__self__, "agent_enabled", agent_enabled)
@@ -314,6 +330,8 @@ class PolicySetInfo(dict):
             pulumi.set(__self__, "description", description)
         if newest_version_id is not None:
             pulumi.set(__self__, "newest_version_id", newest_version_id)
+        if organization is not None:
+            pulumi.set(__self__, "organization", organization)
         if overridable is not None:
             pulumi.set(__self__, "overridable", overridable)
         if policy_tool_version is not None:
@@ -392,6 +410,14 @@ class PolicySetInfo(dict):
     @pulumi.getter(name="newestVersionId")
     def newest_version_id(self) -> Optional[_builtins.str]:
         return pulumi.get(self, "newest_version_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def organization(self) -> Optional[_builtins.str]:
+        """
+        The organization that holds it, where the answer names it.
+        """
+        return pulumi.get(self, "organization")
 
     @_builtins.property
     @pulumi.getter
