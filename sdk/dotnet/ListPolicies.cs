@@ -15,13 +15,13 @@ namespace PulumiTfeGovernance.Tfegov
         /// <summary>
         /// Every policy of an organization that matches, across all pages.
         /// </summary>
-        public static Task<ListPoliciesResult> InvokeAsync(ListPoliciesArgs args, InvokeOptions? options = null)
+        public static Task<ListPoliciesResult> InvokeAsync(ListPoliciesArgs? args = null, InvokeOptions? options = null)
             => global::Pulumi.Deployment.Instance.InvokeAsync<ListPoliciesResult>("tfegov:index:listPolicies", args ?? new ListPoliciesArgs(), options.WithDefaults());
 
         /// <summary>
         /// Every policy of an organization that matches, across all pages.
         /// </summary>
-        public static Output<ListPoliciesResult> Invoke(ListPoliciesInvokeArgs args, InvokeOptions? options = null)
+        public static Output<ListPoliciesResult> Invoke(ListPoliciesInvokeArgs? args = null, InvokeOptions? options = null)
             => global::Pulumi.Deployment.Instance.Invoke<ListPoliciesResult>("tfegov:index:listPolicies", args ?? new ListPoliciesInvokeArgs(), options.WithDefaults());
 
         /// <summary>
@@ -47,10 +47,10 @@ namespace PulumiTfeGovernance.Tfegov
         public string? Kind { get; set; }
 
         /// <summary>
-        /// The organization whose policies are listed.
+        /// The organization whose policies are listed; default: the provider's organization (`tfegov:organization`).
         /// </summary>
-        [Input("organization", required: true)]
-        public string Organization { get; set; } = null!;
+        [Input("organization")]
+        public string? Organization { get; set; }
 
         /// <summary>
         /// Only policies whose name contains this text.
@@ -79,10 +79,10 @@ namespace PulumiTfeGovernance.Tfegov
         public Input<string>? Kind { get; set; }
 
         /// <summary>
-        /// The organization whose policies are listed.
+        /// The organization whose policies are listed; default: the provider's organization (`tfegov:organization`).
         /// </summary>
-        [Input("organization", required: true)]
-        public Input<string> Organization { get; set; } = null!;
+        [Input("organization")]
+        public Input<string>? Organization { get; set; }
 
         /// <summary>
         /// Only policies whose name contains this text.

@@ -15,13 +15,13 @@ namespace PulumiTfeGovernance.Tfegov
         /// <summary>
         /// Every policy set of an organization that matches, across all pages.
         /// </summary>
-        public static Task<ListPolicySetsResult> InvokeAsync(ListPolicySetsArgs args, InvokeOptions? options = null)
+        public static Task<ListPolicySetsResult> InvokeAsync(ListPolicySetsArgs? args = null, InvokeOptions? options = null)
             => global::Pulumi.Deployment.Instance.InvokeAsync<ListPolicySetsResult>("tfegov:index:listPolicySets", args ?? new ListPolicySetsArgs(), options.WithDefaults());
 
         /// <summary>
         /// Every policy set of an organization that matches, across all pages.
         /// </summary>
-        public static Output<ListPolicySetsResult> Invoke(ListPolicySetsInvokeArgs args, InvokeOptions? options = null)
+        public static Output<ListPolicySetsResult> Invoke(ListPolicySetsInvokeArgs? args = null, InvokeOptions? options = null)
             => global::Pulumi.Deployment.Instance.Invoke<ListPolicySetsResult>("tfegov:index:listPolicySets", args ?? new ListPolicySetsInvokeArgs(), options.WithDefaults());
 
         /// <summary>
@@ -41,10 +41,10 @@ namespace PulumiTfeGovernance.Tfegov
         public string? Kind { get; set; }
 
         /// <summary>
-        /// The organization whose policy sets are listed.
+        /// The organization whose policy sets are listed; default: the provider's organization (`tfegov:organization`).
         /// </summary>
-        [Input("organization", required: true)]
-        public string Organization { get; set; } = null!;
+        [Input("organization")]
+        public string? Organization { get; set; }
 
         /// <summary>
         /// Only sets whose name contains this text.
@@ -67,10 +67,10 @@ namespace PulumiTfeGovernance.Tfegov
         public Input<string>? Kind { get; set; }
 
         /// <summary>
-        /// The organization whose policy sets are listed.
+        /// The organization whose policy sets are listed; default: the provider's organization (`tfegov:organization`).
         /// </summary>
-        [Input("organization", required: true)]
-        public Input<string> Organization { get; set; } = null!;
+        [Input("organization")]
+        public Input<string>? Organization { get; set; }
 
         /// <summary>
         /// Only sets whose name contains this text.

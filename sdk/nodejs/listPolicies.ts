@@ -9,7 +9,8 @@ import * as utilities from "./utilities";
 /**
  * Every policy of an organization that matches, across all pages.
  */
-export function listPolicies(args: ListPoliciesArgs, opts?: pulumi.InvokeOptions): Promise<ListPoliciesResult> {
+export function listPolicies(args?: ListPoliciesArgs, opts?: pulumi.InvokeOptions): Promise<ListPoliciesResult> {
+    args = args || {};
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
     return pulumi.runtime.invoke("tfegov:index:listPolicies", {
         "includePolicySets": args.includePolicySets,
@@ -29,9 +30,9 @@ export interface ListPoliciesArgs {
      */
     kind?: string;
     /**
-     * The organization whose policies are listed.
+     * The organization whose policies are listed; default: the provider's organization (`tfegov:organization`).
      */
-    organization: string;
+    organization?: string;
     /**
      * Only policies whose name contains this text.
      */
@@ -47,7 +48,8 @@ export interface ListPoliciesResult {
 /**
  * Every policy of an organization that matches, across all pages.
  */
-export function listPoliciesOutput(args: ListPoliciesOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<ListPoliciesResult> {
+export function listPoliciesOutput(args?: ListPoliciesOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<ListPoliciesResult> {
+    args = args || {};
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
     return pulumi.runtime.invokeOutput("tfegov:index:listPolicies", {
         "includePolicySets": args.includePolicySets,
@@ -67,9 +69,9 @@ export interface ListPoliciesOutputArgs {
      */
     kind?: pulumi.Input<string>;
     /**
-     * The organization whose policies are listed.
+     * The organization whose policies are listed; default: the provider's organization (`tfegov:organization`).
      */
-    organization: pulumi.Input<string>;
+    organization?: pulumi.Input<string>;
     /**
      * Only policies whose name contains this text.
      */

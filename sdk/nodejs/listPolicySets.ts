@@ -9,7 +9,8 @@ import * as utilities from "./utilities";
 /**
  * Every policy set of an organization that matches, across all pages.
  */
-export function listPolicySets(args: ListPolicySetsArgs, opts?: pulumi.InvokeOptions): Promise<ListPolicySetsResult> {
+export function listPolicySets(args?: ListPolicySetsArgs, opts?: pulumi.InvokeOptions): Promise<ListPolicySetsResult> {
+    args = args || {};
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
     return pulumi.runtime.invoke("tfegov:index:listPolicySets", {
         "kind": args.kind,
@@ -24,9 +25,9 @@ export interface ListPolicySetsArgs {
      */
     kind?: string;
     /**
-     * The organization whose policy sets are listed.
+     * The organization whose policy sets are listed; default: the provider's organization (`tfegov:organization`).
      */
-    organization: string;
+    organization?: string;
     /**
      * Only sets whose name contains this text.
      */
@@ -42,7 +43,8 @@ export interface ListPolicySetsResult {
 /**
  * Every policy set of an organization that matches, across all pages.
  */
-export function listPolicySetsOutput(args: ListPolicySetsOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<ListPolicySetsResult> {
+export function listPolicySetsOutput(args?: ListPolicySetsOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<ListPolicySetsResult> {
+    args = args || {};
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
     return pulumi.runtime.invokeOutput("tfegov:index:listPolicySets", {
         "kind": args.kind,
@@ -57,9 +59,9 @@ export interface ListPolicySetsOutputArgs {
      */
     kind?: pulumi.Input<string>;
     /**
-     * The organization whose policy sets are listed.
+     * The organization whose policy sets are listed; default: the provider's organization (`tfegov:organization`).
      */
-    organization: pulumi.Input<string>;
+    organization?: pulumi.Input<string>;
     /**
      * Only sets whose name contains this text.
      */

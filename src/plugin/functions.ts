@@ -9,13 +9,18 @@ import {
 import type { ProviderContext } from "../resources/provider-context";
 
 // The read functions as the plugin's invokes (`tfegov:index:getPolicy`, ...): the same functions a Node.js program
-// calls, with the provider's client. A list comes back as `{ items }`, as a function's result is an object.
+// calls, with the provider's client and organization (`tfegov:organization`, then TFE_ORGANIZATION) for a list that
+// names none. A list comes back as `{ items }`, as a function's result is an object.
 
 const functions: Record<string, (args: Record<string, unknown>, context: ProviderContext) => Promise<object>> = {
   getPolicy: (args, context) => getPolicy(args as never, { client: context.client }),
-  listPolicies: async (args, context) => ({ items: await listPolicies(args as never, { client: context.client }) }),
+  listPolicies: async (args, context) => ({
+    items: await listPolicies(args as never, { client: context.client, organization: context.defaultOrganization }),
+  }),
   getPolicySet: (args, context) => getPolicySet(args as never, { client: context.client }),
-  listPolicySets: async (args, context) => ({ items: await listPolicySets(args as never, { client: context.client }) }),
+  listPolicySets: async (args, context) => ({
+    items: await listPolicySets(args as never, { client: context.client, organization: context.defaultOrganization }),
+  }),
   getModuleVersion: (args, context) => getModuleVersion(args as never, { client: context.client }),
   listModuleVersions: async (args, context) => ({
     items: await listModuleVersions(args as never, { client: context.client }),

@@ -18,6 +18,8 @@ export interface ReadFunctionOptions {
   address?: string;
   hostname?: string;
   token?: string;
+  /** The organization of a list that names none; default: stack config `tfe:organization`, then TFE_ORGANIZATION. */
+  organization?: string;
 }
 
 export interface GetPolicyArgs {
@@ -26,8 +28,8 @@ export interface GetPolicyArgs {
 }
 
 export interface ListPoliciesArgs {
-  /** The organization whose policies are listed. */
-  organization: string;
+  /** The organization whose policies are listed; default: the provider's organization (`tfe:organization`). */
+  organization?: string;
   /** Only policies whose name contains this text. */
   search?: string;
   /** Only policies of this kind: `sentinel` or `opa`. */
@@ -42,8 +44,8 @@ export interface GetPolicySetArgs {
 }
 
 export interface ListPolicySetsArgs {
-  /** The organization whose policy sets are listed. */
-  organization: string;
+  /** The organization whose policy sets are listed; default: the provider's organization (`tfe:organization`). */
+  organization?: string;
   /** Only sets whose name contains this text. */
   search?: string;
   /** Only sets of this kind: `sentinel`, `opa` or `tfpolicy`. */
@@ -69,6 +71,7 @@ const readOptionArguments = {
   address: { argument: "string" },
   hostname: { argument: "string" },
   token: { argument: "string" },
+  organization: { argument: "string" },
 } as const satisfies ArgumentTable;
 export const getPolicyArguments = { id: { argument: "string" } } as const satisfies ArgumentTable;
 export const listPoliciesArguments = {
@@ -123,6 +126,22 @@ function pulumiStackConfig(): StackConfigSource | undefined {
   }
 }
 
+/** The organization a list reads: its own, the options', the stack's `tfe:organization`, TFE_ORGANIZATION. */
+function organizationOf(subject: string, given: string | undefined, options: ReadFunctionOptions): string {
+  const organization =
+    given ??
+    options.organization ??
+    pulumiStackConfig()?.get("organization") ??
+    (process.env.TFE_ORGANIZATION || undefined);
+  if (organization === undefined || organization === "") {
+    throw new Error(
+      `${subject}: organization is missing: give it, or set the provider's organization (pulumi config set ` +
+        "tfe:organization <name>, or TFE_ORGANIZATION)",
+    );
+  }
+  return organization;
+}
+
 async function withClient<T>(options: ReadFunctionOptions, read: (client: TfeClient) => Promise<T>): Promise<T> {
   if (options.client) return read(options.client);
   const client = TfeClient.fromConfig({
@@ -158,7 +177,8 @@ export async function listPolicies(args: ListPoliciesArgs, options: ReadFunction
   return withClient(options, async (client) => {
     const { organization, ...filters } = args;
     const policies: Policy[] = [];
-    for await (const policy of client.policies.listAll(organization, filters)) policies.push(policy);
+    const from = organizationOf("listPolicies", organization, options);
+    for await (const policy of client.policies.listAll(from, filters)) policies.push(policy);
     return policies;
   });
 }
@@ -178,7 +198,8 @@ export async function listPolicySets(
   return withClient(options, async (client) => {
     const { organization, ...filters } = args;
     const sets: PolicySet[] = [];
-    for await (const set of client.policySets.listAll(organization, filters)) sets.push(set);
+    const from = organizationOf("listPolicySets", organization, options);
+    for await (const set of client.policySets.listAll(from, filters)) sets.push(set);
     return sets;
   });
 }

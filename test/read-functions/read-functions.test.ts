@@ -15,6 +15,8 @@ import {
   listPolicySets,
   listPolicySetsOutput,
 } from "../../src/index";
+import { invokeFunction } from "../../src/plugin/functions";
+import { ProviderContext } from "../../src/resources/provider-context";
 import type { RunningServer } from "../../src/server/index";
 import { startSeededServer } from "../seeded-server";
 
@@ -94,6 +96,29 @@ describe("listPolicies", () => {
       expect.stringMatching(/page%5Bnumber%5D=2\b/),
       expect.stringMatching(/page%5Bnumber%5D=3\b/),
     ]);
+  });
+
+  it("takes the provider's organization where the call names none, and says how to give one where there is none", async () => {
+    const named = await listPolicies({ kind: "opa" }, { client, organization });
+    expect(named).toHaveLength(opaCount);
+    const saved = process.env.TFE_ORGANIZATION;
+    process.env.TFE_ORGANIZATION = organization;
+    try {
+      expect(await listPolicies({ kind: "opa" }, { client })).toHaveLength(opaCount);
+      delete process.env.TFE_ORGANIZATION;
+      await expect(listPolicies({ kind: "opa" }, { client })).rejects.toThrow(
+        /listPolicies: organization is missing: give it, or set the provider's organization \(pulumi config set tfe:organization/,
+      );
+    } finally {
+      if (saved === undefined) delete process.env.TFE_ORGANIZATION;
+      else process.env.TFE_ORGANIZATION = saved;
+    }
+    // Through the plugin, the provider's own setting (tfegov:organization).
+    const context = new ProviderContext();
+    context.configureFrom((key) => (key === "organization" ? organization : undefined), "tfegov");
+    context.useClient(client);
+    const invoked = await invokeFunction("tfegov:index:listPolicySets", {}, context);
+    expect(Array.isArray(invoked.items)).toBe(true);
   });
 
   it("narrows by kind and by name across pages", async () => {

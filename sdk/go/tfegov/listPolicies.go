@@ -27,8 +27,8 @@ type ListPoliciesArgs struct {
 	IncludePolicySets *bool `pulumi:"includePolicySets"`
 	// Only policies of this kind: `sentinel` or `opa`.
 	Kind *string `pulumi:"kind"`
-	// The organization whose policies are listed.
-	Organization string `pulumi:"organization"`
+	// The organization whose policies are listed; default: the provider's organization (`tfegov:organization`).
+	Organization *string `pulumi:"organization"`
 	// Only policies whose name contains this text.
 	Search *string `pulumi:"search"`
 }
@@ -52,8 +52,8 @@ type ListPoliciesOutputArgs struct {
 	IncludePolicySets pulumi.BoolPtrInput `pulumi:"includePolicySets"`
 	// Only policies of this kind: `sentinel` or `opa`.
 	Kind pulumi.StringPtrInput `pulumi:"kind"`
-	// The organization whose policies are listed.
-	Organization pulumi.StringInput `pulumi:"organization"`
+	// The organization whose policies are listed; default: the provider's organization (`tfegov:organization`).
+	Organization pulumi.StringPtrInput `pulumi:"organization"`
 	// Only policies whose name contains this text.
 	Search pulumi.StringPtrInput `pulumi:"search"`
 }

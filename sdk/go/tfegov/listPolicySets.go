@@ -25,8 +25,8 @@ func ListPolicySets(ctx *pulumi.Context, args *ListPolicySetsArgs, opts ...pulum
 type ListPolicySetsArgs struct {
 	// Only sets of this kind: `sentinel`, `opa` or `tfpolicy`.
 	Kind *string `pulumi:"kind"`
-	// The organization whose policy sets are listed.
-	Organization string `pulumi:"organization"`
+	// The organization whose policy sets are listed; default: the provider's organization (`tfegov:organization`).
+	Organization *string `pulumi:"organization"`
 	// Only sets whose name contains this text.
 	Search *string `pulumi:"search"`
 }
@@ -48,8 +48,8 @@ func ListPolicySetsOutput(ctx *pulumi.Context, args ListPolicySetsOutputArgs, op
 type ListPolicySetsOutputArgs struct {
 	// Only sets of this kind: `sentinel`, `opa` or `tfpolicy`.
 	Kind pulumi.StringPtrInput `pulumi:"kind"`
-	// The organization whose policy sets are listed.
-	Organization pulumi.StringInput `pulumi:"organization"`
+	// The organization whose policy sets are listed; default: the provider's organization (`tfegov:organization`).
+	Organization pulumi.StringPtrInput `pulumi:"organization"`
 	// Only sets whose name contains this text.
 	Search pulumi.StringPtrInput `pulumi:"search"`
 }

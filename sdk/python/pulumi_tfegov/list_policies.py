@@ -58,7 +58,7 @@ def list_policies(include_policy_sets: Optional[_builtins.bool] = None,
 
     :param _builtins.bool include_policy_sets: Ask the service for each policy's policy sets, so that `policySetIds` is filled in.
     :param _builtins.str kind: Only policies of this kind: `sentinel` or `opa`.
-    :param _builtins.str organization: The organization whose policies are listed.
+    :param _builtins.str organization: The organization whose policies are listed; default: the provider's organization (`tfegov:organization`).
     :param _builtins.str search: Only policies whose name contains this text.
     """
     __args__ = dict()
@@ -73,7 +73,7 @@ def list_policies(include_policy_sets: Optional[_builtins.bool] = None,
         items=pulumi.get(__ret__, 'items'))
 def list_policies_output(include_policy_sets: Optional[pulumi.Input[Optional[_builtins.bool]]] = None,
                          kind: Optional[pulumi.Input[Optional[_builtins.str]]] = None,
-                         organization: Optional[pulumi.Input[_builtins.str]] = None,
+                         organization: Optional[pulumi.Input[Optional[_builtins.str]]] = None,
                          search: Optional[pulumi.Input[Optional[_builtins.str]]] = None,
                          opts: Optional[Union[pulumi.InvokeOptions, pulumi.InvokeOutputOptions]] = None) -> pulumi.Output[ListPoliciesResult]:
     """
@@ -82,7 +82,7 @@ def list_policies_output(include_policy_sets: Optional[pulumi.Input[Optional[_bu
 
     :param _builtins.bool include_policy_sets: Ask the service for each policy's policy sets, so that `policySetIds` is filled in.
     :param _builtins.str kind: Only policies of this kind: `sentinel` or `opa`.
-    :param _builtins.str organization: The organization whose policies are listed.
+    :param _builtins.str organization: The organization whose policies are listed; default: the provider's organization (`tfegov:organization`).
     :param _builtins.str search: Only policies whose name contains this text.
     """
     __args__ = dict()

@@ -56,7 +56,7 @@ def list_policy_sets(kind: Optional[_builtins.str] = None,
 
 
     :param _builtins.str kind: Only sets of this kind: `sentinel`, `opa` or `tfpolicy`.
-    :param _builtins.str organization: The organization whose policy sets are listed.
+    :param _builtins.str organization: The organization whose policy sets are listed; default: the provider's organization (`tfegov:organization`).
     :param _builtins.str search: Only sets whose name contains this text.
     """
     __args__ = dict()
@@ -69,7 +69,7 @@ def list_policy_sets(kind: Optional[_builtins.str] = None,
     return AwaitableListPolicySetsResult(
         items=pulumi.get(__ret__, 'items'))
 def list_policy_sets_output(kind: Optional[pulumi.Input[Optional[_builtins.str]]] = None,
-                            organization: Optional[pulumi.Input[_builtins.str]] = None,
+                            organization: Optional[pulumi.Input[Optional[_builtins.str]]] = None,
                             search: Optional[pulumi.Input[Optional[_builtins.str]]] = None,
                             opts: Optional[Union[pulumi.InvokeOptions, pulumi.InvokeOutputOptions]] = None) -> pulumi.Output[ListPolicySetsResult]:
     """
@@ -77,7 +77,7 @@ def list_policy_sets_output(kind: Optional[pulumi.Input[Optional[_builtins.str]]
 
 
     :param _builtins.str kind: Only sets of this kind: `sentinel`, `opa` or `tfpolicy`.
-    :param _builtins.str organization: The organization whose policy sets are listed.
+    :param _builtins.str organization: The organization whose policy sets are listed; default: the provider's organization (`tfegov:organization`).
     :param _builtins.str search: Only sets whose name contains this text.
     """
     __args__ = dict()
