@@ -5,7 +5,7 @@ import * as pulumiProvider from "@pulumi/pulumi/provider";
 import { keepCompiledCode } from "../compile-cache";
 import { closestName } from "../contract/names";
 import { EngineLog } from "../resources/engine-log";
-import { settingKeys } from "../resources/provider-settings";
+import { settingKeys, settingValueProblem } from "../resources/provider-settings";
 import { GovernanceProvider, packageName } from "./provider";
 import { unwrapSecrets } from "./secrets";
 
@@ -25,21 +25,33 @@ type Call = { request: Record<string, (...args: unknown[]) => unknown> };
 
 const provider = new GovernanceProvider();
 
-/** CheckConfig: the provider's settings, each key one it knows (with the closest where not), passed on as given. */
+/**
+ * CheckConfig: the provider's settings, each key one it knows (with the closest where not) and each value one of its
+ * setting (settingValueProblem), passed on as given.
+ */
 function checkConfig(call: Call, callback: Callback) {
   const news =
     (call.request.getNews?.() as { toJavaScript(): Record<string, unknown> } | undefined)?.toJavaScript() ?? {};
   const response = new providerMessages.CheckResponse();
-  const failures = [];
-  for (const key of Object.keys(news)) {
-    if (key.startsWith("__") || key === "version" || (settingKeys as readonly string[]).includes(key)) continue;
+  const failures: unknown[] = [];
+  const fail = (key: string, reason: string) => {
     const failure = new providerMessages.CheckFailure();
-    const near = closestName(key, [...settingKeys]);
     failure.setProperty(key);
-    failure.setReason(
+    failure.setReason(reason);
+    failures.push(failure);
+  };
+  for (const key of Object.keys(news)) {
+    if (key.startsWith("__") || key === "version") continue;
+    if ((settingKeys as readonly string[]).includes(key)) {
+      const problem = settingValueProblem(key, unwrapSecrets(news[key]).plain, packageName);
+      if (problem) fail(key, problem);
+      continue;
+    }
+    const near = closestName(key, [...settingKeys]);
+    fail(
+      key,
       `${packageName}:${key} is no setting of this provider${near ? `: did you mean ${packageName}:${near}?` : ""}; its settings are ${settingKeys.join(", ")}`,
     );
-    failures.push(failure);
   }
   response.setInputs(structMessages.Struct.fromJavaScript(news));
   response.setFailuresList(failures);

@@ -1,3 +1,6 @@
+import { normalizeAddress } from "../client/config";
+import { unknownValue } from "./unknown";
+
 // The settings of the providers, once: `tfe:<key>` in a Node.js program's stack config, `tfegov:<key>` (or an
 // explicit provider's arguments) for the plugin that serves other languages. The plugin's schema (its config and
 // its Provider resource), its CheckConfig and the messages that name a setting take them from here.
@@ -63,4 +66,45 @@ const settingPattern = new RegExp(`\\btfe:(${settingKeys.join("|")})\\b`, "g");
 /** `text` with each setting named under `namespace` (`tfegov:token` where the program used the plugin's). */
 export function inNamespace(text: string, namespace: string): string {
   return namespace === "tfe" ? text : text.replace(settingPattern, `${namespace}:$1`);
+}
+
+/**
+ * Why `value` is no value of setting `key` (as `namespace:key`), or undefined where it is one, or is not known yet: a
+ * typo in a number or a URL fails the configuration at preview, naming the setting, instead of the first request.
+ * The token's value is never said.
+ */
+export function settingValueProblem(key: string, value: unknown, namespace: string): string | undefined {
+  if (!(settingKeys as readonly string[]).includes(key) || value === undefined || value === null) return undefined;
+  if (typeof value === "string" && value === unknownValue) return undefined;
+  const setting = providerSettings[key as keyof typeof providerSettings];
+  const named = `${namespace}:${key}`;
+  const text = String(value);
+  const shown = key === "token" ? "(secret)" : JSON.stringify(value);
+  switch (setting.type) {
+    case "boolean":
+      return value === true || value === false || text === "true" || text === "false"
+        ? undefined
+        : `${named} is ${shown}: use true or false`;
+    case "integer":
+      return /^\d+$/.test(text) ? undefined : `${named} is ${shown}: use a whole number (milliseconds, or a count)`;
+    case "number":
+      return Number.isFinite(Number(text)) && Number(text) > 0
+        ? undefined
+        : `${named} is ${shown}: use a number above 0`;
+  }
+  if (text.trim() === "") return `${named} is empty: give a value, or remove the setting`;
+  if (key === "address") {
+    try {
+      normalizeAddress(text);
+    } catch (error) {
+      return `${named}: ${(error as Error).message}`;
+    }
+  }
+  if (key === "hostname" && !/^[A-Za-z0-9.-]+(:\d+)?$/.test(text)) {
+    return `${named} is ${shown}: give a host name such as tfe.example.com (an address with https:// goes in ${namespace}:address)`;
+  }
+  if (key === "organization" && !/^[A-Za-z0-9_-]+$/.test(text)) {
+    return `${named} is ${shown}: an organization's name holds letters, digits, - and _ only`;
+  }
+  return undefined;
 }

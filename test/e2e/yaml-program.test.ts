@@ -276,6 +276,12 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
     );
     expect(server.requestLog.entries().length).toBe(before);
     await project.run(["config", "rm", "tfegov:organisation"]);
+    // A value the setting cannot take fails at preview too, naming the setting.
+    await project.run(["config", "set", "tfegov:timeoutMs", "30s"]);
+    const badValue = await project.run(["preview"], { allowFailure: true });
+    expect(badValue.code).not.toBe(0);
+    expect(badValue.output).toContain('tfegov:timeoutMs is "30s": use a whole number');
+    await project.run(["config", "rm", "tfegov:timeoutMs"]);
     await project.run(["destroy", "--yes", "--skip-preview"]);
     expect(await policiesOnService(client, organization)).toEqual([]);
   }, 240_000);
