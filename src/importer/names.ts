@@ -114,3 +114,18 @@ export class FileNameAllocator {
 export function folderNameOf(name: string): string {
   return name.replace(/[^A-Za-z0-9_.-]/g, "-").replace(/^\./, "-");
 }
+
+/**
+ * Hands out names distinct on case-insensitive file systems and config stores: the first of a base as it is, the next
+ * `<base>-2`, `<base>-3`...
+ */
+export class DistinctNames {
+  private readonly taken = new Set<string>();
+
+  take(base: string): string {
+    let name = base;
+    for (let suffix = 2; this.taken.has(name.toLowerCase()); suffix++) name = `${base}-${suffix}`;
+    this.taken.add(name.toLowerCase());
+    return name;
+  }
+}

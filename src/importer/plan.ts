@@ -18,7 +18,7 @@ import {
   type LibraryDependency,
   type UsablePolicy,
 } from "./model";
-import { camelCase, FileNameAllocator, folderNameOf, IdentifierAllocator } from "./names";
+import { camelCase, DistinctNames, FileNameAllocator, folderNameOf, IdentifierAllocator } from "./names";
 import { renderProgramProject } from "./program";
 import { renderPythonProject } from "./program-python";
 import { renderYamlProject } from "./program-yaml";
@@ -193,12 +193,10 @@ function declarePolicySets(
   // One config key per secret across every set: `prod-eu` + `token` and `prod` + `eu-token` would both be
   // prod-eu-token, and one secret would then go to two sets. Letters, digits, `-` and `_` only: a dot in a key
   // is read by Pulumi YAML as a path, and its config would never be found.
-  const configKeys = new Set<string>();
+  const configKeys = new DistinctNames();
   const configKeyOf = (setName: string, parameter: string) => {
     const base = `${setName}-${parameter}`.replace(/[^A-Za-z0-9_-]+/g, "-");
-    let key = base;
-    for (let suffix = 2; configKeys.has(key.toLowerCase()); suffix++) key = `${base}-${suffix}`;
-    configKeys.add(key.toLowerCase());
+    const key = configKeys.take(base);
     if (key !== base) {
       report.notes.push({
         name: setName,
@@ -208,14 +206,8 @@ function declarePolicySets(
     return key;
   };
   // One folder per uploaded set, distinct where two names read as one (`a b`, `a-b`) on any file system.
-  const folders = new Set<string>();
-  const folderOf = (setName: string) => {
-    const base = folderNameOf(setName);
-    let folder = base;
-    for (let suffix = 2; folders.has(folder.toLowerCase()); suffix++) folder = `${base}-${suffix}`;
-    folders.add(folder.toLowerCase());
-    return folder;
-  };
+  const folders = new DistinctNames();
+  const folderOf = (setName: string) => folders.take(folderNameOf(setName));
   return policySets.map((policySet) => {
     const { identifier } = identifiers.allocate(camelCase([policySet.name, "set"]), "set");
     const holds = policySet.vcs ? "version control" : policySet.versioned ? "folder" : "policies";

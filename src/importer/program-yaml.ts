@@ -31,17 +31,16 @@ export function yamlScalar(value: string): string {
       .replaceAll("${", () => "$${")
   );
 }
-const scalar = yamlScalar;
 
 /** A key as YAML writes it: plain where it is a plain word, quoted otherwise. */
 function key(name: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_.-]*$/.test(name) ? name : scalar(name);
+  return /^[A-Za-z_][A-Za-z0-9_.-]*$/.test(name) ? name : yamlScalar(name);
 }
 
 function yamlValue(value: Value, organization: string, logicalNames: ReadonlyMap<string, string>): string {
   switch (value.kind) {
     case "string":
-      return scalar(value.value);
+      return yamlScalar(value.value);
     case "boolean":
       return String(value.value);
     case "list":
@@ -56,7 +55,7 @@ function yamlValue(value: Value, organization: string, logicalNames: ReadonlyMap
     case "secretConfig":
       return `"\${${value.key}}"`;
     case "organization":
-      return scalar(organization);
+      return yamlScalar(organization);
   }
 }
 
@@ -83,7 +82,7 @@ function yamlResource(
   const lines = [`  ${key(logicalName)}:`, `    type: tfegov:index:${declaration.type}`, "    properties:"];
   // The service name, where the logical name is not it (Policy and PolicySet default to the logical name).
   if (logicalName !== declaration.resourceName && (declaration.type === "Policy" || declaration.type === "PolicySet")) {
-    lines.push(`      name: ${scalar(declaration.resourceName)}`);
+    lines.push(`      name: ${yamlScalar(declaration.resourceName)}`);
   }
   for (const argument of declaration.arguments) {
     if (argument.comment) lines.push(`      # ${argument.comment}`);
@@ -111,16 +110,16 @@ export function renderYamlProgram(
   const config: string[] = [];
   // The address read from, so that the program talks to the same service without another setting. The token is
   // never written here: it stays in stack config (as a secret), the environment or the credentials file.
-  if (!source.isDefaultAddress) config.push("  tfegov:address:", `    value: ${scalar(source.address)}`);
+  if (!source.isDefaultAddress) config.push("  tfegov:address:", `    value: ${yamlScalar(source.address)}`);
   for (const secret of secrets) config.push(`  ${key(secret)}:`, "    type: string", "    secret: true");
   const lines = [
-    `# The policies of organization ${scalar(source.organization)} as the service held them when \`tfe-governance import\``,
+    `# The policies of organization ${yamlScalar(source.organization)} as the service held them when \`tfe-governance import\``,
     "# wrote this file. adoptExisting: true takes each one over as it is: the first `pulumi up` changes nothing on the",
     "# service where the program and the service agree. Each is protected (protect: true), as `pulumi import` protects",
     "# what it adopts: `pulumi destroy` cannot delete what existed before this project (README.md says how to release",
     "# one). Edit freely from here on; this file is yours.",
     `name: ${source.projectName}`,
-    `description: ${scalar(`Policies of organization ${source.organization}, imported by tfe-governance import`)}`,
+    `description: ${yamlScalar(`Policies of organization ${source.organization}, imported by tfe-governance import`)}`,
     "runtime: yaml",
     ...(config.length > 0
       ? [

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, join, posix, resolve } from "node:path";
+import { realpathOrSelf, within } from "../policy-code/file-access";
 
 export interface WriteOutcome {
   created: string[];
@@ -78,29 +79,18 @@ function outsideOutput(directory: string, path: string): string | undefined {
   }
   const base = resolve(directory);
   const root = realpathOrSelf(base);
-  const within = (folder: string) => folder === base || folder.startsWith(`${base}${sep}`);
-  for (let folder = dirname(resolve(base, path)); within(folder); folder = dirname(folder)) {
+  for (let folder = dirname(resolve(base, path)); within(base, folder); folder = dirname(folder)) {
     let real: string;
     try {
       real = realpathSync(folder);
     } catch {
       continue; // Not made yet: the import makes it, as a folder.
     }
-    const rest = relative(root, real);
-    if (rest === ".." || rest.startsWith(`..${sep}`) || isAbsolute(rest)) {
-      return `${JSON.stringify(path)} leads through a link to ${real}, outside the output directory`;
-    }
-    return undefined;
+    return within(root, real)
+      ? undefined
+      : `${JSON.stringify(path)} leads through a link to ${real}, outside the output directory`;
   }
   return undefined;
-}
-
-function realpathOrSelf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
 }
 
 /** The files the last import wrote, as its manifest records them; a manifest of another shape is refused. */

@@ -105,12 +105,13 @@ export class FileAccess {
 }
 
 /** Whether `path` is `folder` or lies under it. */
-function within(folder: string, path: string): boolean {
+export function within(folder: string, path: string): boolean {
   const rest = relative(folder, path);
   return rest === "" || (rest !== ".." && !rest.startsWith(`..${sep}`) && !isAbsolute(rest));
 }
 
-function realpathOrSelf(path: string): string {
+/** The real path of `path` (every link followed), or the path resolved where it does not exist. */
+export function realpathOrSelf(path: string): string {
   try {
     return realpathSync(path);
   } catch {

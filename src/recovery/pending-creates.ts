@@ -6,8 +6,7 @@ import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
-import { reasonWithoutNotice } from "../contract/module-versions";
-import { deprecationId } from "../resources/module-version-deprecation";
+import { deprecationId, isAsDeclared } from "../resources/module-version-deprecation";
 import { pendingCreatesUsage } from "./usage";
 
 const run = promisify(execFile);
@@ -113,15 +112,13 @@ async function leftBehind(resource: PendingCreate, client: TfeClient): Promise<F
     }
     if (deprecation === null) return undefined;
     // A deprecation of that version with another reason or link was made by someone else (in the UI, another stack).
-    const differs: string[] = [];
-    const sentReason = typeof inputs.reason === "string" ? inputs.reason.trim() : "";
-    const heldReason = deprecation.reason.trim();
-    if (heldReason !== sentReason && reasonWithoutNotice(deprecation.reason).trim() !== sentReason) {
-      differs.push(`its reason is ${JSON.stringify(deprecation.reason)}`);
-    }
-    if ((deprecation.link || null) !== ((inputs.link as string | null | undefined) || null)) {
-      differs.push(`its link is ${JSON.stringify(deprecation.link)}`);
-    }
+    const sent = {
+      reason: typeof inputs.reason === "string" ? inputs.reason : "",
+      link: (inputs.link ?? null) as string | null,
+    };
+    const differs = isAsDeclared(deprecation, sent)
+      ? []
+      : [`its reason is ${JSON.stringify(deprecation.reason)} and its link ${JSON.stringify(deprecation.link)}`];
     return { id: deprecationId({ organization, name: moduleName, provider: moduleProvider, version }), differs };
   }
   return undefined;

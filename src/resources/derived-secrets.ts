@@ -1,4 +1,5 @@
 import type * as pulumi from "@pulumi/pulumi";
+import { rethrowRecordedAs } from "./failed-half-way";
 import type { PropertyTable } from "./property-table";
 
 // What is computed from a secret is a secret. Pulumi's dynamic-provider host tells the engine that this provider
@@ -62,13 +63,7 @@ export function withDerivedSecrets<P extends pulumi.dynamic.ResourceProvider>(
 ): P {
   const mark = (properties: unknown, inputs: unknown) =>
     withSecretsMarked(properties as Record<string, unknown>, inputs, table, moreSecrets);
-  const recorded = (inputs: unknown) => (error: unknown) => {
-    const failure = error as { properties?: unknown };
-    if (typeof failure?.properties === "object" && failure.properties !== null) {
-      failure.properties = mark(failure.properties, inputs);
-    }
-    throw error;
-  };
+  const recorded = (inputs: unknown) => rethrowRecordedAs((properties) => mark(properties, inputs));
   const { check, create, read, update } = provider;
   if (check) {
     provider.check = async (olds, news) => {

@@ -2,6 +2,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
 import { packageDoc } from "../package-version";
+import { rethrowRecordedAs } from "./failed-half-way";
 import type { ContextProvider } from "./provider-context";
 
 // A stack's objects live on one service. Each resource records the address of the service that holds it (an
@@ -63,13 +64,7 @@ export function withServiceAddress<P extends ContextProvider & pulumi.dynamic.Re
   };
   const recorded = <T extends object | undefined>(properties: T): T =>
     (properties === undefined ? properties : { ...properties, [serviceAddressKey]: current() }) as T;
-  const failedHalfWay = (error: unknown) => {
-    const failure = error as { properties?: unknown };
-    if (typeof failure?.properties === "object" && failure.properties !== null) {
-      failure.properties = recorded(failure.properties);
-    }
-    throw error;
-  };
+  const failedHalfWay = rethrowRecordedAs(recorded);
   const { diff, create, read, update, delete: remove } = provider;
   if (diff) {
     provider.diff = async (id, olds, news) => {

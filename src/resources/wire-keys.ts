@@ -1,4 +1,5 @@
 import type * as pulumi from "@pulumi/pulumi";
+import { rethrowRecordedAs } from "./failed-half-way";
 
 // Labels, paths and parameter keys are data, but some properties keep them as an object's keys (a set's policies by
 // label, its files by path, its parameters by key): readable in `pulumi preview --diff` (`folderPolicies.deny`),
@@ -57,13 +58,7 @@ export function withWireKeys<P extends pulumi.dynamic.ResourceProvider>(provider
   const inbound = (properties: unknown) => (properties === undefined ? properties : fromWire(properties, keyed));
   const outbound = <T extends object | undefined>(properties: T): T =>
     (properties === undefined ? properties : toWire(properties, keyed)) as T;
-  const recorded = (error: unknown) => {
-    const failure = error as { properties?: unknown };
-    if (typeof failure?.properties === "object" && failure.properties !== null) {
-      failure.properties = toWire(failure.properties, keyed);
-    }
-    throw error;
-  };
+  const recorded = rethrowRecordedAs((properties) => toWire(properties, keyed));
   const { check, diff, create, read, update, delete: remove } = provider;
   if (check) {
     provider.check = async (olds, news) => {

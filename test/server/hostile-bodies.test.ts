@@ -272,6 +272,20 @@ function streamedPut(url: string, headers: Record<string, string>): Promise<stri
   });
 }
 
+/**
+ * The status of an answer that comes while the client still holds the connection open, sending nothing more (within
+ * 2 s, far below the server's own body timeout); 0 where none came.
+ */
+async function answeredWhileWaiting({ socket, answer }: ReturnType<typeof stalledRequest>): Promise<number> {
+  let answered = false;
+  socket.once("data", () => {
+    answered = true;
+  });
+  for (let waited = 0; waited < 200 && !answered; waited++) await new Promise((done) => setTimeout(done, 10));
+  socket.destroy();
+  return answered ? (await answer).status : 0;
+}
+
 describe("a declared length over the limit", () => {
   // The server's own body timeout, not the short one of the tests above: the answer must not wait for it.
   let patient: RunningServer;
@@ -281,23 +295,16 @@ describe("a declared length over the limit", () => {
   afterAll(() => patient?.close());
 
   it("answers 413 at once from the header, to a client that sends 10 bytes of a declared 11 MiB and waits", async () => {
-    const policy = await createPolicy(server, "declared-too-large");
-    const { socket, answer } = stalledRequest(
+    const policy = await createPolicy(patient, "declared-too-large");
+    const stalled = stalledRequest(
       "PUT",
       uploadPath(policy.id),
       11 * 1024 * 1024,
       10,
       "application/octet-stream",
+      patient.url,
     );
-    // The answer must come while the client still holds the connection open, sending nothing more.
-    let answered = false;
-    socket.once("data", () => {
-      answered = true;
-    });
-    for (let waited = 0; waited < 200 && !answered; waited++) await new Promise((done) => setTimeout(done, 10));
-    expect(answered, "an answer while the client waits").toBe(true);
-    socket.destroy();
-    expect((await answer).status).toBe(413);
+    expect(await answeredWhileWaiting(stalled)).toBe(413);
   });
 
   it("answers 413 at once on the download origin too, to a version archive declared over the limit", async () => {
@@ -306,7 +313,7 @@ describe("a declared length over the limit", () => {
     });
     const version = await call(patient, "POST", `/api/v2/policy-sets/${created.body.data.id}/versions`);
     const link = new URL(version.body.data.links.upload);
-    const { socket, answer } = stalledRequest(
+    const stalled = stalledRequest(
       "PUT",
       link.pathname + link.search,
       64 * 1024 * 1024,
@@ -314,13 +321,6 @@ describe("a declared length over the limit", () => {
       "application/octet-stream",
       link.origin,
     );
-    let answered = false;
-    socket.once("data", () => {
-      answered = true;
-    });
-    for (let waited = 0; waited < 200 && !answered; waited++) await new Promise((done) => setTimeout(done, 10));
-    expect(answered, "an answer while the client waits").toBe(true);
-    socket.destroy();
-    expect((await answer).status).toBe(413);
+    expect(await answeredWhileWaiting(stalled)).toBe(413);
   });
 });

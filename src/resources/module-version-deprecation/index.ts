@@ -184,7 +184,10 @@ function isReasonSent(sent: string, held: string): boolean {
 }
 
 /** Whether the version is deprecated exactly as declared: nothing to write. */
-function isAsDeclared(held: { reason: string; link: string | null }, inputs: ModuleVersionDeprecationInputs): boolean {
+export function isAsDeclared(
+  held: { reason: string; link: string | null },
+  inputs: Pick<ModuleVersionDeprecationInputs, "reason" | "link">,
+): boolean {
   return isReasonSent(inputs.reason, held.reason) && (held.link || null) === inputs.link;
 }
 
