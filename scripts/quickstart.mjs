@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join, relative, resolve } from "node:path";
 import { TfeClient } from "pulumi-tfe-governance/client";
 import { startServer } from "pulumi-tfe-governance/server";
+import { hostPlatform } from "./plugin-platforms.mjs";
 
 const root = resolve(import.meta.dirname, "..");
 // The server's data and the stack's state; CI points this elsewhere to run the quickstart from scratch.
@@ -92,8 +93,11 @@ async function installPlugin() {
   const stamp = join(artifacts, "build.txt");
   const home = join(dataDir, "pulumi-home");
   if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== build || !existsSync(join(home, "plugins"))) {
-    execFileSync(process.execPath, [join(root, "scripts", "package-plugin.mjs"), artifacts], { stdio: "ignore" });
-    const tarball = join(artifacts, `pulumi-resource-tfegov-v${version}.tar.gz`);
+    const platform = hostPlatform();
+    execFileSync(process.execPath, [join(root, "scripts", "package-plugin.mjs"), artifacts, "--platforms", platform], {
+      stdio: "ignore",
+    });
+    const tarball = join(artifacts, `pulumi-resource-tfegov-v${version}-${platform}.tar.gz`);
     await pulumi(["plugin", "install", "resource", "tfegov", version, "-f", tarball, "--reinstall"], {
       quiet: true,
       extraEnv: { PULUMI_HOME: home },

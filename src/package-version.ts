@@ -1,8 +1,14 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 
-/** This package's root: beside dist/ once installed, beside src/ in a checkout. */
-const packageRoot = join(__dirname, "..");
+/** Set by the plugin's bundler (scripts/plugin-bundle.mjs): the code runs as one file, not from dist/. */
+declare const __PLUGIN_BUNDLE__: boolean | undefined;
+
+/**
+ * This package's root: beside dist/ once installed, beside src/ in a checkout; in the plugin, its own folder (the
+ * executable or bundle, with package.json and docs/ beside it).
+ */
+const packageRoot = typeof __PLUGIN_BUNDLE__ !== "undefined" ? __dirname : join(__dirname, "..");
 
 /** This package's version, from its package.json. */
 export const libraryVersion: string = JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")).version;

@@ -1,6 +1,5 @@
 import "../node-version";
 import "../provider-process";
-import { createRequire } from "node:module";
 import * as pulumiProvider from "@pulumi/pulumi/provider";
 import { keepCompiledCode } from "../compile-cache";
 import { closestName } from "../contract/names";
@@ -15,10 +14,17 @@ import { unwrapSecrets } from "./secrets";
 // provider's own configuration (CheckConfig, DiffConfig, Configure), which it would leave unread, and a Read with no
 // properties, which `pulumi import` sends.
 
-const fromPulumi = createRequire(require.resolve("@pulumi/pulumi/package.json"));
-const grpc = fromPulumi("@grpc/grpc-js") as typeof import("@grpc/grpc-js");
-const providerMessages = fromPulumi("@pulumi/pulumi/proto/provider_pb.js");
-const structMessages = fromPulumi("google-protobuf/google/protobuf/struct_pb.js");
+// The plugin runs as one bundle (scripts/package-plugin.mjs): these are the very modules @pulumi/pulumi's provider
+// server loads, one copy of each in the bundle (the packaging checks it), so that our override of addService and our
+// messages are the server's own.
+const grpc = require("@grpc/grpc-js") as typeof import("@grpc/grpc-js");
+const providerMessages = require("@pulumi/pulumi/proto/provider_pb.js");
+const structMessages = require("google-protobuf/google/protobuf/struct_pb.js");
+EngineLog.engineModules = {
+  grpc,
+  services: require("@pulumi/pulumi/proto/engine_grpc_pb.js"),
+  messages: require("@pulumi/pulumi/proto/engine_pb.js"),
+};
 
 type Callback = (error: unknown, response?: unknown) => void;
 type Call = { request: Record<string, (...args: unknown[]) => unknown> };

@@ -16,6 +16,13 @@ export class EngineLog {
    */
   static engineAddress: string | undefined;
 
+  /**
+   * Pulumi's generated engine client and the grpc-js it is built on, where the process has them already loaded (the
+   * plugin, a bundle, where no package can be resolved at run time); the dynamic-provider host's are resolved from
+   * @pulumi/pulumi.
+   */
+  static engineModules: EngineModules | undefined;
+
   private engine: EngineConnection | null | undefined;
 
   warn(urn: unknown, message: string): Promise<void> {
@@ -65,11 +72,7 @@ function engineConnection(): EngineConnection | null {
   const started = EngineLog.engineAddress !== undefined || /dynamic-provider[\\/]index\.js$/.test(script);
   if (!started || !/^[\w.[\]:-]+:\d+$/.test(address)) return null;
   try {
-    // Pulumi's own generated gRPC code and the grpc-js it is built on, as @pulumi/pulumi resolves them.
-    const fromPulumi = createRequire(require.resolve("@pulumi/pulumi/package.json"));
-    const grpc = fromPulumi("@grpc/grpc-js") as { credentials: { createInsecure(): unknown } };
-    const services = fromPulumi("@pulumi/pulumi/proto/engine_grpc_pb.js") as EngineServices;
-    const messages = fromPulumi("@pulumi/pulumi/proto/engine_pb.js") as EngineMessages;
+    const { grpc, services, messages } = EngineLog.engineModules ?? modulesOfPulumi();
     const client = new services.EngineClient(address, grpc.credentials.createInsecure());
     return {
       log: (urn, message, severity) =>
@@ -85,6 +88,22 @@ function engineConnection(): EngineConnection | null {
   } catch {
     return null;
   }
+}
+
+/** Pulumi's own generated gRPC code and the grpc-js it is built on, as @pulumi/pulumi resolves them. */
+function modulesOfPulumi(): EngineModules {
+  const fromPulumi = createRequire(require.resolve("@pulumi/pulumi/package.json"));
+  return {
+    grpc: fromPulumi("@grpc/grpc-js"),
+    services: fromPulumi("@pulumi/pulumi/proto/engine_grpc_pb.js"),
+    messages: fromPulumi("@pulumi/pulumi/proto/engine_pb.js"),
+  };
+}
+
+export interface EngineModules {
+  grpc: { credentials: { createInsecure(): unknown } };
+  services: EngineServices;
+  messages: EngineMessages;
 }
 
 interface EngineServices {

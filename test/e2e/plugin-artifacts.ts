@@ -12,7 +12,7 @@ const run = promisify(execFile);
 
 export interface PluginArtifacts {
   folder: string;
-  /** `pulumi-resource-tfegov-v<version>.tar.gz`. */
+  /** `pulumi-resource-tfegov-v<version>-<os>-<arch>.tar.gz` of this machine's platform. */
   tarball: string;
   /** The Python SDK's wheel. */
   wheel: string;
@@ -30,7 +30,9 @@ export function pluginArtifacts(): Promise<PluginArtifacts> {
   built ??= (async () => {
     const folder = join(tmpdir(), `tfegov-artifacts-${await sourcesDigest()}`);
     await madeOnce(folder, async (target) => {
-      await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), target], {
+      // The plugin of this machine's platform only: the others take a minute more, and cannot run here.
+      const platform = `${process.platform === "win32" ? "windows" : process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
+      await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), target, "--platforms", platform], {
         cwd: repoRoot,
         maxBuffer: 64 * 1024 * 1024,
       });
@@ -39,7 +41,7 @@ export function pluginArtifacts(): Promise<PluginArtifacts> {
     const tarball = files.find((file) => file.startsWith("pulumi-resource-tfegov-"));
     const wheel = files.find((file) => file.endsWith(".whl"));
     if (!tarball || !wheel) throw new Error(`the packaging made ${files.join(", ")}: no plugin tarball or wheel`);
-    const version = /-v(.+)\.tar\.gz$/.exec(tarball)?.[1] as string;
+    const version = /-v(\d+\.\d+\.\d+[^-]*)-/.exec(tarball)?.[1] as string;
     return { folder, tarball: join(folder, tarball), wheel: join(folder, wheel), version };
   })();
   return built;
@@ -55,7 +57,9 @@ async function sourcesDigest(): Promise<string> {
       hash.update(path).update(await readFile(path));
     }
   };
-  for (const path of ["dist", "sdk", "scripts/package-plugin.mjs", "package.json"]) await visit(join(repoRoot, path));
+  const scripts = ["package-plugin.mjs", "plugin-bundle.mjs", "plugin-platforms.mjs", "generate-sdks.sh"];
+  for (const path of ["dist", "sdk", "docs", "package.json", "package-lock.json", ...scripts.map((name) => `scripts/${name}`)])
+    await visit(join(repoRoot, path));
   return hash.digest("hex").slice(0, 16);
 }
 
