@@ -17,8 +17,8 @@ import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { bundlePlugin } from "./plugin-bundle.mjs";
 import { platforms, reproducibleTarball, writePluginFolder } from "./plugin-platforms.mjs";
 
@@ -84,7 +84,11 @@ try {
     schema.pluginDownloadURL = downloadUrl;
     writeFileSync(join(work, "schema.json"), JSON.stringify(schema, null, 2));
     sdks = join(work, "sdk");
-    run("bash", [join(root, "scripts", "generate-sdks.sh"), "--schema", join(work, "schema.json"), "--into", sdks], root);
+    run(
+      "bash",
+      [join(root, "scripts", "generate-sdks.sh"), "--schema", join(work, "schema.json"), "--into", sdks],
+      root,
+    );
   }
   writeFileSync(join(out, "schema.json"), `${JSON.stringify(schema, null, 2)}\n`);
   // pip builds in the folder it is given (build/, *.egg-info): a copy, so that sdk/ stays as generated.
@@ -97,7 +101,9 @@ try {
 
   const files = readdirSync(out).filter((name) => /\.(tar\.gz|whl|json)$/.test(name));
   const sums = files.sort().map((name) => {
-    const digest = createHash("sha256").update(readFileSync(join(out, name))).digest("hex");
+    const digest = createHash("sha256")
+      .update(readFileSync(join(out, name)))
+      .digest("hex");
     return `${digest}  ${name}\n`;
   });
   writeFileSync(join(out, "SHA256SUMS"), sums.join(""));

@@ -5,11 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
 import type { RunningServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
-import { installPlugin, pluginArtifacts } from "./plugin-artifacts";
+import { hostPlatform, pathWithoutNode, pluginArtifacts, type ServedRelease, servedRelease } from "./plugin-artifacts";
 import { PulumiProject } from "./pulumi-project";
 import { policiesOnService } from "./service-and-state";
 
-// A Go program on the generated Go SDK (the module folder the packaging ships), run by Pulumi's Go language host:
+// A Go program on the generated Go SDK (the module folder the packaging ships, made for a release's download URL),
+// the plugin fetched by the engine itself, on a machine with no Node.js on PATH, run by Pulumi's Go language host:
 // the newest the Go module proxy serves is v3.66.0's, from the sdk/v3 module, which builds and runs a program on the
 // Go SDK of today under CLI 3.259.
 
@@ -52,6 +53,7 @@ describe("a Go program through the plugin, under the real engine and Go host", (
   let server: RunningServer;
   let client: TfeClient;
   let project: PulumiProject;
+  let release: ServedRelease;
 
   beforeAll(async () => {
     server = await startSeededServer({
@@ -68,8 +70,11 @@ describe("a Go program through the plugin, under the real engine and Go host", (
       secrets: { "tfegov:token": token },
       engineLog: false,
     });
-    const artifacts = await installPlugin(project);
-    const sdk = join(artifacts.folder, "go");
+    // The plugin is not installed: the engine fetches it from the release the Go SDK names, on a PATH with no Node.
+    release = await servedRelease();
+    const path = await pathWithoutNode(process.env.PATH ?? "", join(project.dir, ".path"));
+    project.setEnv({ PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "false", PATH: path });
+    const sdk = release.goSdk;
     await project.writeFile(
       "go.mod",
       "module tfegovgo\n\ngo 1.25.6\n\nrequire github.com/pulumi-tfe-governance/pulumi-tfe-governance/sdk/go v0.1.0\n\n" +
@@ -81,11 +86,18 @@ describe("a Go program through the plugin, under the real engine and Go host", (
   afterAll(async () => {
     await client?.close();
     await server?.close();
+    await release?.close();
     await project?.dispose();
   });
 
-  it("builds the SDK, deploys, previews with no changes, refuses a lowered level, and destroys", async () => {
-    await run("go", ["vet", "./..."], { cwd: join((await pluginArtifacts()).folder, "go") });
+  it("gets the plugin from the release, previews, deploys, previews with no changes, refuses a lowered level, and destroys", async () => {
+    await run("go", ["vet", "./..."], { cwd: release.goSdk });
+    const preview = await project.run(["preview"]);
+    expect(preview.output).toMatch(/\+ 3 to create/);
+    const { version } = await pluginArtifacts();
+    expect(release.requests).toEqual([
+      `/releases/v${version}/pulumi-resource-tfegov-v${version}-${hostPlatform}.tar.gz`,
+    ]);
     await project.up();
     const guard = (await policiesOnService(client, organization)).find((policy) => policy.name === "guard");
     expect(guard?.enforcementLevel).toBe("hard-mandatory");

@@ -1,9 +1,11 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { PulumiProject } from "./pulumi-project";
 
@@ -21,6 +23,9 @@ export interface PluginArtifacts {
 
 let built: Promise<PluginArtifacts> | undefined;
 
+/** This machine's platform as the engine names it in a plugin's file name (`linux-amd64`). */
+export const hostPlatform = `${process.platform === "win32" ? "windows" : process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
+
 /**
  * What a user installs, made by the command a user (or a release) runs: `scripts/package-plugin.mjs` over the built
  * dist/ and the committed sdk/. Made once for every test file of a run that needs it: the folder is named after
@@ -31,8 +36,8 @@ export function pluginArtifacts(): Promise<PluginArtifacts> {
     const folder = join(tmpdir(), `tfegov-artifacts-${await sourcesDigest()}`);
     await madeOnce(folder, async (target) => {
       // The plugin of this machine's platform only: the others take a minute more, and cannot run here.
-      const platform = `${process.platform === "win32" ? "windows" : process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
-      await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), target, "--platforms", platform], {
+      const platforms = ["--platforms", hostPlatform];
+      await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), target, ...platforms], {
         cwd: repoRoot,
         maxBuffer: 64 * 1024 * 1024,
       });
@@ -58,7 +63,14 @@ async function sourcesDigest(): Promise<string> {
     }
   };
   const scripts = ["package-plugin.mjs", "plugin-bundle.mjs", "plugin-platforms.mjs", "generate-sdks.sh"];
-  for (const path of ["dist", "sdk", "docs", "package.json", "package-lock.json", ...scripts.map((name) => `scripts/${name}`)])
+  for (const path of [
+    "dist",
+    "sdk",
+    "docs",
+    "package.json",
+    "package-lock.json",
+    ...scripts.map((name) => `scripts/${name}`),
+  ])
     await visit(join(repoRoot, path));
   return hash.digest("hex").slice(0, 16);
 }
@@ -104,4 +116,79 @@ export async function installPlugin(project: PulumiProject): Promise<PluginArtif
   const artifacts = await pluginArtifacts();
   await project.cli(["plugin", "install", "resource", "tfegov", artifacts.version, "-f", artifacts.tarball]);
   return artifacts;
+}
+
+export interface ServedRelease {
+  /** The folder's URL, as the SDKs' pluginDownloadURL names it. */
+  url: string;
+  /** The paths the engine asked for, in order. */
+  requests: string[];
+  /** The Python wheel and the Go SDK's module folder made for `url`. */
+  wheel: string;
+  goSdk: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A release as a team publishes one: the plugin's tarball (this platform's) served over HTTP from 127.0.0.1, and
+ * SDKs made for that address by `npm run package -- --plugin-download-url <url> --sdks-only`, so that the engine
+ * fetches the plugin itself when a program needs it.
+ */
+export async function servedRelease(): Promise<ServedRelease> {
+  const artifacts = await pluginArtifacts();
+  const requests: string[] = [];
+  const server = createServer(async (request, response) => {
+    const path = new URL(request.url ?? "/", "http://release").pathname;
+    requests.push(path);
+    const name = path.replace(/^\/releases\/v[^/]+\//, "");
+    const file = join(artifacts.folder, basename(name));
+    if (name !== basename(name) || !name.endsWith(".tar.gz") || !existsSync(file)) {
+      response.writeHead(404).end();
+      return;
+    }
+    const content = await readFile(file);
+    response.writeHead(200, { "content-type": "application/gzip", "content-length": content.length });
+    response.end(content);
+  });
+  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/releases/v${artifacts.version}/`;
+  const sdks = await mkdtemp(join(tmpdir(), "tfegov-release-sdks-"));
+  await run(
+    process.execPath,
+    [join(repoRoot, "scripts", "package-plugin.mjs"), sdks, "--sdks-only", "--plugin-download-url", url],
+    { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 },
+  );
+  const wheel = (await readdir(sdks)).find((file) => file.endsWith(".whl")) as string;
+  return {
+    url,
+    requests,
+    wheel: join(sdks, wheel),
+    goSdk: join(sdks, "go"),
+    close: async () => {
+      await new Promise((closed) => server.close(closed));
+      await rm(sdks, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * PATH as on a machine with no Node.js: each folder of `path` that holds `node` is replaced by a folder of links to
+ * everything else in it (Debian's /usr/bin holds Node 20 beside git and sh).
+ */
+export async function pathWithoutNode(path: string, scratch: string): Promise<string> {
+  const nodeTools = new Set(["node", "nodejs", "npm", "npx", "corepack"]);
+  const folders: string[] = [];
+  for (const [index, folder] of path.split(":").entries()) {
+    if (!folder || !existsSync(join(folder, "node"))) {
+      if (folder) folders.push(folder);
+      continue;
+    }
+    const shadow = join(scratch, `path-${index}`);
+    await mkdir(shadow, { recursive: true });
+    for (const entry of await readdir(folder)) {
+      if (!nodeTools.has(entry)) await symlink(join(folder, entry), join(shadow, entry));
+    }
+    folders.push(shadow);
+  }
+  return folders.join(":");
 }

@@ -1,10 +1,20 @@
-import { readFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
 import type { RunningServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
-import { installPlugin, type PluginArtifacts } from "./plugin-artifacts";
+import {
+  hostPlatform,
+  installPlugin,
+  type PluginArtifacts,
+  pathWithoutNode,
+  pluginArtifacts,
+  type ServedRelease,
+  servedRelease,
+} from "./plugin-artifacts";
 import { PulumiProject } from "./pulumi-project";
 import { policiesOnService } from "./service-and-state";
 import { scanForTokens } from "./token-scan";
@@ -49,8 +59,16 @@ export interface LanguageProgram {
     | { handWritten(policy: { name: string; description: string; level: string; code: string }): string };
   /** What the language says of the misspelled argument (ProgramOptions.typo) before any request. */
   typoMessage: RegExp;
-  /** Anything the language needs before the first command (a virtualenv), with the built artifacts. */
-  setUp?(project: PulumiProject, artifacts: PluginArtifacts): Promise<void>;
+  /**
+   * Anything the language needs before the first command (a virtualenv), with the built artifacts and the PATH its
+   * commands run with.
+   */
+  setUp?(project: PulumiProject, artifacts: PluginArtifacts, path: string): Promise<void>;
+  /**
+   * The plugin as a team of this language gets it: not installed by hand, but fetched by the engine from the
+   * SDK's pluginDownloadURL (a release served over HTTP), on a machine with no Node.js on PATH.
+   */
+  downloaded?: boolean;
 }
 
 /** The folders the programs deploy: an uploaded policy set (with the parameters its policy reads) and a folder. */
@@ -72,6 +90,7 @@ export function describePluginLoop(language: LanguageProgram): void {
     let server: RunningServer;
     let client: TfeClient;
     let project: PulumiProject;
+    let release: ServedRelease | undefined;
 
     const levelOf = async (name: string) =>
       (await policiesOnService(client, organization)).find((policy) => policy.name === name)?.enforcementLevel;
@@ -93,15 +112,45 @@ export function describePluginLoop(language: LanguageProgram): void {
         secrets: { "tfegov:token": token, [`${language.projectName}:apiKey`]: secretParameter },
         engineLog: false,
       });
-      const artifacts = await installPlugin(project);
-      await language.setUp?.(project, artifacts);
+      if (language.downloaded) {
+        release = await servedRelease();
+        const path = await pathWithoutNode(process.env.PATH ?? "", join(project.dir, ".path"));
+        project.setEnv({ PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "false", PATH: path });
+        await language.setUp?.(project, { ...(await pluginArtifacts()), wheel: release.wheel }, path);
+      } else {
+        await language.setUp?.(project, await installPlugin(project), process.env.PATH ?? "");
+      }
     }, 240_000);
 
     afterAll(async () => {
       await client?.close();
       await server?.close();
+      await release?.close();
       await project?.dispose();
     });
+
+    if (language.downloaded) {
+      it("gets the plugin from the release the SDK names, with no Node.js on PATH", async () => {
+        const noNode = await promisify(execFile)("sh", ["-c", "command -v node"], {
+          env: { PATH: project.env.PATH },
+        }).then(
+          () => "found",
+          () => "none",
+        );
+        expect(noNode).toBe("none");
+        const plugins = join(project.env.PULUMI_HOME as string, "plugins");
+        expect(await readdir(plugins).catch(() => [])).toEqual([]);
+        await project.run(["preview"]);
+        const { version } = await pluginArtifacts();
+        expect(release?.requests).toContain(
+          `/releases/v${version}/pulumi-resource-tfegov-v${version}-${hostPlatform}.tar.gz`,
+        );
+        // The executable itself: no Node.js on this PATH could run a script.
+        const installed = await readdir(join(plugins, `resource-tfegov-v${version}`));
+        expect(installed).toContain("pulumi-resource-tfegov");
+        expect(installed).not.toContain("plugin.js");
+      }, 240_000);
+    }
 
     it("stops a misspelled argument at preview, before any request", async () => {
       await writeProgram(project, { typo: true });

@@ -35,7 +35,7 @@ export class PulumiProject {
   private constructor(
     readonly dir: string,
     readonly stack: string,
-    private env: NodeJS.ProcessEnv,
+    private environment: NodeJS.ProcessEnv,
     private readonly logArgs: readonly string[] = engineLogArgs,
   ) {}
 
@@ -85,9 +85,14 @@ export class PulumiProject {
     await writeFile(join(this.dir, path), content);
   }
 
+  /** The environment of later commands. */
+  get env(): Readonly<NodeJS.ProcessEnv> {
+    return this.environment;
+  }
+
   /** Sets environment variables of later commands (e.g. `TFE_TOKEN`, `PULUMI_RUN_PROGRAM`). */
   setEnv(variables: Record<string, string>): void {
-    this.env = { ...this.env, ...variables };
+    this.environment = { ...this.environment, ...variables };
   }
 
   /**
@@ -106,7 +111,7 @@ export class PulumiProject {
       child = execFile(
         "pulumi",
         [...args, "--non-interactive", "--stack", this.stack, ...this.logArgs],
-        { cwd: this.dir, env: { ...this.env, ...options.env }, maxBuffer: 256 * 1024 * 1024 },
+        { cwd: this.dir, env: { ...this.environment, ...options.env }, maxBuffer: 256 * 1024 * 1024 },
         (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
     });
@@ -129,7 +134,7 @@ export class PulumiProject {
   tfeGovernance(args: string[]): Promise<string> {
     const bin = join(this.dir, "node_modules", "pulumi-tfe-governance", "dist", "cli", "tfe-governance.js");
     return new Promise((done, fail) => {
-      execFile(process.execPath, [bin, ...args], { cwd: this.dir, env: this.env }, (error, stdout, stderr) => {
+      execFile(process.execPath, [bin, ...args], { cwd: this.dir, env: this.environment }, (error, stdout, stderr) => {
         this.transcript.push(`${stdout}\n${stderr}`);
         if (error) fail(new Error(`tfe-governance ${args.join(" ")} failed: ${stderr}`));
         else done(stdout);
@@ -143,7 +148,7 @@ export class PulumiProject {
    */
   cli(args: string[]): Promise<string> {
     return new Promise((done, fail) => {
-      execFile("pulumi", args, { cwd: this.dir, env: this.env }, (error, stdout, stderr) => {
+      execFile("pulumi", args, { cwd: this.dir, env: this.environment }, (error, stdout, stderr) => {
         this.transcript.push(`${stdout}\n${stderr}`);
         if (error) fail(new Error(`pulumi ${args.join(" ")} failed:\n${stdout}\n${stderr}`));
         else done(`${stdout}\n${stderr}`);

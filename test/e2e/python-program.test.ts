@@ -61,13 +61,14 @@ describePluginLoop({
       `enforcement_level=${JSON.stringify(policy.level)}, code=${JSON.stringify(policy.code)})\n`,
   },
   typoMessage: /unexpected keyword argument 'enforcment_level'/,
-  async setUp(project, artifacts) {
+  downloaded: true,
+  async setUp(project, artifacts, path) {
     // Pulumi's Python host v3.68 runs the python it finds on PATH: the virtualenv's, first.
     const venv = join(project.dir, "venv");
     await run("python3", ["-m", "venv", venv]);
     await run(join(venv, "bin", "pip"), ["install", "--quiet", pulumiPython, artifacts.wheel], {
       maxBuffer: 16 * 1024 * 1024,
     });
-    project.setEnv({ VIRTUAL_ENV: venv, PATH: `${join(venv, "bin")}:${process.env.PATH}` });
+    project.setEnv({ VIRTUAL_ENV: venv, PATH: `${join(venv, "bin")}:${path}` });
   },
 });
