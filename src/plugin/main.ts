@@ -125,8 +125,53 @@ function read(call: Call, callback: Callback) {
     .catch((error: unknown) => callback(error));
 }
 
+/**
+ * Diff: as the SDK's, with the detailed diff of the properties the program wrote (the SDK's server sends none, and
+ * the engine then shows every input, internal ones among them, as changed).
+ */
+function diff(call: Call, callback: Callback) {
+  const request = call.request;
+  const struct = (name: string) =>
+    (request[name]?.() as { toJavaScript(): Record<string, unknown> } | undefined)?.toJavaScript();
+  provider
+    .diff(
+      request.getId?.() as string,
+      request.getUrn?.() as string,
+      struct("getOlds") ?? {},
+      struct("getNews") ?? {},
+      struct("getOldInputs"),
+    )
+    .then((result) => {
+      const response = new providerMessages.DiffResponse();
+      const { DiffChanges } = providerMessages.DiffResponse;
+      response.setChanges(
+        result.changes === true
+          ? DiffChanges.DIFF_SOME
+          : result.changes === false
+            ? DiffChanges.DIFF_NONE
+            : DiffChanges.DIFF_UNKNOWN,
+      );
+      if (result.replaces?.length) response.setReplacesList(result.replaces);
+      if (result.deleteBeforeReplace) response.setDeletebeforereplace(true);
+      if (result.detailedDiff) {
+        const map = response.getDetaileddiffMap();
+        for (const [path, kind] of Object.entries(result.detailedDiff)) {
+          const property = new providerMessages.PropertyDiff();
+          property.setKind(kind);
+          property.setInputdiff(true);
+          map.set(path, property);
+        }
+        response.setDiffsList([...new Set(Object.keys(result.detailedDiff).map((path) => /^[^.[]+/.exec(path)?.[0]))]);
+        response.setHasdetaileddiff(true);
+      }
+      callback(null, response);
+    })
+    .catch((error: unknown) => callback(error));
+}
+
 const overrides: Record<string, (call: Call, callback: Callback) => void> = {
   checkConfig,
+  diff,
   diffConfig,
   configure,
   read,

@@ -2,11 +2,16 @@ import type * as pulumi from "@pulumi/pulumi";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
 import { libraryVersion } from "../package-version";
 import { secretInputsKey } from "../resources/derived-secrets";
+import { deprecationProperties } from "../resources/module-version-deprecation";
+import { policyProperties } from "../resources/policy/properties";
+import { policySetProperties } from "../resources/policy-set/properties";
 import type { ParameterState } from "../resources/policy-set/requests";
+import type { PropertyTable } from "../resources/property-table";
 import { inNamespace, type ProviderContext } from "../resources/provider-context";
 import { providers } from "../resources/providers";
 import type { ProviderType } from "../resources/shim";
 import { constructPolicyFolder } from "./construct";
+import { detailedDiff } from "./detailed-diff";
 import { invokeFunction } from "./functions";
 import schemaDocument from "./schema.json";
 import { isSecretEnvelope, secret, unwrapProperties, unwrapSecrets, wrapProperties } from "./secrets";
@@ -26,6 +31,13 @@ const resourceTypes: Readonly<Record<string, ProviderType>> = {
   [`${packageName}:index:ModuleVersionDeprecation`]: "ModuleVersionDeprecation",
   // A PolicyFolder's manifest, registered by the component itself: not in the schema, no SDK declares it.
   [`${packageName}:index:PolicyFolderManifest`]: "PolicyFolderManifest",
+};
+
+/** The property table of each type whose diff is shown in detail; a folder's hidden manifest shows none. */
+const resourceTables: Partial<Record<ProviderType, PropertyTable>> = {
+  Policy: policyProperties,
+  PolicySet: policySetProperties,
+  ModuleVersionDeprecation: deprecationProperties,
 };
 
 type Provider = pulumi.dynamic.ResourceProvider & { context: ProviderContext };
@@ -103,10 +115,27 @@ export class GovernanceProvider implements pulumiProvider.Provider {
     };
   }
 
-  async diff(id: string, urn: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const { provider } = providerOf(urn);
+  /**
+   * The provider's diff, and the detailed diff of the properties the program wrote (detailed-diff.ts), compared
+   * with the inputs of the last update (`oldInputs`; the outputs where the engine sends none).
+   */
+  async diff(
+    id: string,
+    urn: string,
+    olds: Record<string, unknown>,
+    news: Record<string, unknown>,
+    oldInputs?: Record<string, unknown>,
+  ): Promise<pulumiProvider.DiffResult & { detailedDiff?: Record<string, number> }> {
+    const { type, provider } = providerOf(urn);
     const plainNews = { ...(unwrapSecrets(news).plain as Record<string, unknown>), __urn: urn };
-    return guarded(() => (provider.diff as NonNullable<Provider["diff"]>)(id, unwrapSecrets(olds).plain, plainNews));
+    const result: pulumiProvider.DiffResult & { changed?: string[][] } = await guarded(() =>
+      (provider.diff as NonNullable<Provider["diff"]>)(id, unwrapSecrets(olds).plain, plainNews),
+    );
+    const table = resourceTables[type];
+    if (!table || !result.changed) return result;
+    const before = unwrapSecrets(oldInputs ?? olds).plain as Record<string, unknown>;
+    const { changed, ...diff } = result;
+    return { ...diff, detailedDiff: detailedDiff(table, before, plainNews, changed, result.replaces ?? []) };
   }
 
   async create(urn: string, inputs: Record<string, unknown>) {

@@ -23,6 +23,11 @@ export interface PropertySpec {
   keyed?: true;
   /** Computed from these inputs: a secret wherever one of them is (see derived-secrets.ts). */
   secretWith?: readonly string[];
+  /**
+   * Computed from these arguments (a hash of the code, the policies read from a folder): a diff shows its change as
+   * a change of the first of them the program set, the property the user wrote.
+   */
+  shownAs?: readonly string[];
 }
 
 /** How a property maps onto the client's view of the remote object (its type, its create and update options). */

@@ -516,6 +516,15 @@ export function checkOrganization(failures: CheckFailure[], value: unknown): voi
 }
 
 /** The `keys` whose new value is not known yet or differs from the old one. */
+/**
+ * A diff with the properties it found changed, each as its path (`["enforcementLevel"]`, `["parameters", "region"]`):
+ * what the plugin turns into the detailed diff other languages show (src/plugin/detailed-diff.ts). Node.js programs
+ * show the inputs' own diff; the dynamic-provider host passes on only the fields it knows.
+ */
+export interface DiffWithChanges extends pulumi.dynamic.DiffResult {
+  changed: string[][];
+}
+
 export function changedProperties<K extends string>(
   olds: { [P in K]?: unknown },
   news: { [P in K]?: unknown },

@@ -66,7 +66,25 @@ export function withWireKeys<P extends pulumi.dynamic.ResourceProvider>(provider
       return { ...result, inputs: outbound(result.inputs) };
     };
   }
-  if (diff) provider.diff = (id, olds, news) => diff.call(provider, id, inbound(olds), inbound(news));
+  if (diff) {
+    provider.diff = async (id, olds, news) => {
+      const result: pulumi.dynamic.DiffResult & { changed?: string[][] } = await diff.call(
+        provider,
+        id,
+        inbound(olds),
+        inbound(news),
+      );
+      // The paths of what changed name keys as the engine holds them: escaped.
+      if (result.changed) {
+        result.changed = result.changed.map((path) =>
+          path.length > 1 && keyed.includes(path[0] as string)
+            ? [path[0] as string, toWireKey(path[1] as string), ...path.slice(2)]
+            : path,
+        );
+      }
+      return result;
+    };
+  }
   if (create) {
     provider.create = async (inputs) => {
       const result = await create.call(provider, inbound(inputs)).catch(recorded);

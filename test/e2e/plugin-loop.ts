@@ -38,6 +38,8 @@ export interface ProgramOptions {
   /** The guard's level argument misspelled, as a user might: the language's types must catch it. */
   typo?: boolean;
   allowWeakening?: boolean;
+  /** The guard's rule, the last line of its secret code (default `main = rule { true }`). */
+  rule?: string;
   /** Code `pulumi import` wrote, pasted into the program as its message tells a user to. */
   imported?: string;
 }
@@ -116,9 +118,11 @@ export function describePluginLoop(language: LanguageProgram): void {
         release = await servedRelease();
         const path = await pathWithoutNode(process.env.PATH ?? "", join(project.dir, ".path"));
         project.setEnv({ PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "false", PATH: path });
-        await language.setUp?.(project, { ...(await pluginArtifacts()), wheel: release.wheel }, path);
+        const artifacts = { ...(await pluginArtifacts()), wheel: release.wheel };
+        await language.setUp?.(project, artifacts, path);
       } else {
-        await language.setUp?.(project, await installPlugin(project), process.env.PATH ?? "");
+        const artifacts = await installPlugin(project);
+        await language.setUp?.(project, artifacts, process.env.PATH ?? "");
       }
     }, 240_000);
 
@@ -188,6 +192,21 @@ export function describePluginLoop(language: LanguageProgram): void {
       ]);
 
       await project.run(["preview", "--expect-no-changes"]);
+    }, 240_000);
+
+    it("shows a change as the properties the program wrote: the code, the one rotated secret parameter", async () => {
+      const rotated = "loop-rotated-parameter-5e1a";
+      await writeProgram(project, { rule: "main = rule { 1 is 1 }" });
+      await project.run(["config", "set", "--secret", `${language.projectName}:apiKey`, rotated]);
+      const preview = await project.run(["preview", "--diff"]);
+      await writeProgram(project, {});
+      await project.run(["config", "set", "--secret", `${language.projectName}:apiKey`, secretParameter]);
+      expect(preview.output).toMatch(/~ code\s*: \[secret\] => \[secret\]/);
+      expect(preview.output).toMatch(/~ apiKey\s*: \[secret\] => \[secret\]/);
+      // Not what the provider derives or keeps for itself, nor the parameter that did not change.
+      expect(preview.output).not.toMatch(/codeHash|codeSize|adoptExisting|allowWeakening|__|region/);
+      expect(preview.output).not.toContain(rotated);
+      expect(preview.output).toMatch(/~ 2 to update/);
     }, 240_000);
 
     it("keeps the token, the secret code and the secret parameter encrypted in state", async () => {

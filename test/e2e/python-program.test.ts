@@ -20,7 +20,7 @@ config = pulumi.Config()
 
 guard = tfegov.Policy(
     "guard",
-    code=pulumi.Output.secret("# ${secretCodeMarker}\\nmain = rule { true }\\n"),
+    code=pulumi.Output.secret("# ${secretCodeMarker}\\n${options.rule ?? "main = rule { true }"}\\n"),
     ${level},
     policy_set_ids=["${seededSetId}"],
     allow_weakening=${options.allowWeakening === true ? "True" : "False"},

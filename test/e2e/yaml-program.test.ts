@@ -29,7 +29,7 @@ resources:
       code:
         fn::secret: |
           # ${secretCodeMarker}
-          main = rule { true }
+          ${options.rule ?? "main = rule { true }"}
       ${options.typo ? "enforcmentLevel" : "enforcementLevel"}: ${options.level ?? "hard-mandatory"}
       policySetIds:
         - ${seededSetId}

@@ -14,6 +14,7 @@ import {
   changedProperties,
   checkOrganization,
   checkPathValue,
+  type DiffWithChanges,
   defaultOrganization,
   isUnknown,
   SharedListings,
@@ -318,7 +319,7 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
     _id: string,
     olds: ModuleVersionDeprecationOutputs,
     news: ModuleVersionDeprecationInputs,
-  ): Promise<pulumi.dynamic.DiffResult> {
+  ): Promise<DiffWithChanges> {
     const replaces = changedProperties(olds, news, replacingProperties);
     const updates = changedProperties(olds, news, updatableProperties);
     // A replacement deprecates another version, so the new one can be deprecated before the old one is reinstated;
@@ -327,6 +328,7 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
     const sameVersion = replaces.every((key) => sameIgnoringCase(olds[key], news[key as keyof typeof news]));
     return {
       changes: replaces.length + updates.length > 0,
+      changed: [...replaces, ...updates].map((property) => [property]),
       replaces,
       deleteBeforeReplace: replaces.length > 0 && sameVersion,
     };

@@ -236,6 +236,8 @@ export function setEnforcement(props: Partial<Record<keyof PolicySetOutputs, unk
 }
 
 export const scopeArgument = { argument: "string list", change: "updates", output: true } as const;
+/** What a set's content and policies are read from: the uploaded folder, or the checkout of its repository. */
+const readFrom = ["directory", "vcsCheckout"] as const;
 /**
  * Every property of a set, once. `directory` counts by its content hash (the same folder at another path changes
  * nothing on the service); `kind` alone replaces the set, as the service cannot change it.
@@ -246,11 +248,11 @@ export const policySetProperties = propertyTable<PolicySetArgs>()({
   description: { argument: "string", change: "updates", output: true },
   kind: { argument: "string", change: "replaces", output: true },
   directory: { argument: "string", change: "none", output: true },
-  contentHash: { change: "updates", output: true },
+  contentHash: { change: "updates", output: true, shownAs: readFrom },
   contentFiles: { change: "none", output: true, keyed: true },
-  folderPolicies: { change: "updates", output: true, keyed: true },
-  policyBlocks: { change: "updates", output: true, keyed: true },
-  policiesUnknown: { change: "updates", output: true },
+  folderPolicies: { change: "updates", output: true, keyed: true, shownAs: readFrom },
+  policyBlocks: { change: "updates", output: true, keyed: true, shownAs: readFrom },
+  policiesUnknown: { change: "updates", output: true, shownAs: readFrom },
   checkedCommit: { change: "none", output: true },
   policyIds: { argument: "string list", change: "updates", output: true },
   vcsRepo: { argument: "object", change: "updates", output: true },

@@ -15,6 +15,7 @@ import {
   answersNotFound,
   ContextProvider,
   changedProperties,
+  type DiffWithChanges,
   deleteConfirmingGone,
   GovernanceRefusal,
   isUnknown,
@@ -77,7 +78,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
    * the service cannot show): every weakening at once, and what cannot be compared, fails here, at preview and
    * before any request, unless allowed.
    */
-  async diff(id: string, olds: PolicySetOutputs, news: PolicySetInputs): Promise<pulumi.dynamic.DiffResult> {
+  async diff(id: string, olds: PolicySetOutputs, news: PolicySetInputs): Promise<DiffWithChanges> {
     const comparable = {
       ...news,
       parameters: isUnknown(news.parameters) ? news.parameters : storedParameters(news.parameters ?? {}),
@@ -100,7 +101,16 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
           "between. To make the new set first, give it another name in the same change",
       );
     }
-    return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace };
+    // A parameter is named by its key: one rotated secret shows as itself, not as every parameter.
+    const changed = [...replaces, ...updates].flatMap((property) =>
+      property === "parameters" && !isUnknown(comparable.parameters)
+        ? changedKeys(olds.parameters ?? {}, comparable.parameters as Record<string, unknown>).map((key) => [
+            property,
+            key,
+          ])
+        : [[property]],
+    );
+    return { changes: replaces.length + updates.length > 0, changed, replaces, deleteBeforeReplace };
   }
 
   /**
@@ -562,4 +572,10 @@ function policySetAccess(client: TfeClient): ObjectAccess {
     read: (id) => client.policySets.read(id),
     listOne: (organization) => client.policySets.list(organization, { pageSize: 1 }),
   };
+}
+
+/** The keys whose entries differ between two records (added, removed or changed). */
+function changedKeys(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])];
+  return keys.filter((key) => !sameValue(before[key], after[key])).sort();
 }

@@ -147,7 +147,7 @@ export const policyProperties = propertyTable<PolicyArgs>()({
   },
   codeFile: { argument: "string", change: "none", output: true },
   code: { argument: "string", change: "updates", output: false },
-  codeHash: { change: "updates", output: true, secretWith: ["code"] },
+  codeHash: { change: "updates", output: true, secretWith: ["code"], shownAs: ["code", "codeFile"] },
   codeSize: { change: "none", output: true, secretWith: ["code"] },
   adoptExisting: { argument: "boolean", change: "none", output: false },
   allowWeakening: { argument: "boolean", change: "none", output: false },

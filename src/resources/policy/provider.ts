@@ -30,6 +30,7 @@ import {
   changedProperties,
   checkIdList,
   checkOrganization,
+  type DiffWithChanges,
   deleteConfirmingGone,
   GovernanceRefusal,
   isUnknown,
@@ -361,11 +362,12 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
    * level, a set left, or a kind change (which cannot be compared) fails here, at preview and before any request,
    * unless allowed.
    */
-  async diff(id: string, olds: PolicyOutputs, news: PolicyInputs): Promise<pulumi.dynamic.DiffResult> {
+  async diff(id: string, olds: PolicyOutputs, news: PolicyInputs): Promise<DiffWithChanges> {
     const replaces = changedProperties(olds, news, replacingProperties);
     const updates = changedProperties(olds, news, updatableProperties);
     const result = {
       changes: replaces.length + updates.length > 0,
+      changed: [...replaces, ...updates].map((property) => [property]),
       replaces,
       // Names are unique in an organization: a replacement that keeps the name must delete the old one first.
       deleteBeforeReplace: replaces.length > 0 && olds.name === news.name && olds.organization === news.organization,
