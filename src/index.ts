@@ -1,6 +1,7 @@
 export {
   resolveClientConfig,
   TfeApiError,
+  TfeCancelledError,
   TfeClient,
   type TfeClientOptions,
   TfeConfigError,

@@ -26,6 +26,12 @@ export interface TfeClientOptions extends ClientTuning {
   token: string;
   userAgent?: string;
   /**
+   * Cancels the client's work when it aborts: no request is sent after it, reads in flight and waits between retries
+   * stop at once, and a write in flight is let finish (cut off, the service may hold what the caller never learns).
+   * Each stopped request fails with TfeCancelledError.
+   */
+  signal?: AbortSignal | undefined;
+  /**
    * CA certificates (PEM text) to trust besides Node's own, e.g. a private CA of Terraform Enterprise or the local
    * server's `--tls` certificate. `fromConfig` also takes a file path, `tfe:caCertificate` and `TFE_CA_CERTIFICATE`.
    */
@@ -60,6 +66,7 @@ export class TfeClient {
           : sharedRateLimiter(address, options.token, options.rateLimit?.requestsPerSecond),
       caCertificate: options.caCertificate,
       addressSource: resolved.addressSource,
+      signal: options.signal,
     });
     this.address = this.#transport.address;
     this.policies = new PoliciesApi(this.#transport);

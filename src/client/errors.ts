@@ -53,6 +53,20 @@ export interface ApiErrorDetails {
   attempts: number;
 }
 
+/**
+ * The caller cancelled (the engine's Cancel, Ctrl-C) before this request was sent, or while it read or waited to
+ * retry: nothing of it changed the service. A write already sent is never cut off; it is the next request that stops.
+ */
+export class TfeCancelledError extends TfeError {
+  override name = "TfeCancelledError";
+  constructor(
+    readonly method: string,
+    readonly path: string,
+  ) {
+    super(`${method} ${path} stopped: the run was cancelled`);
+  }
+}
+
 /** The service answered with an error status. */
 export class TfeApiError extends TfeError {
   override name = "TfeApiError";

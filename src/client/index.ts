@@ -23,6 +23,7 @@ export {
 export {
   type FieldProblem,
   TfeApiError,
+  TfeCancelledError,
   TfeConfigError,
   TfeConnectionError,
   TfeError,

@@ -6,7 +6,7 @@ import type { z } from "zod";
 import { keepCompiledCode } from "../compile-cache";
 import { jsonApiMediaType, type LenientJsonApiErrorObject, lenientJsonApiErrorDocument } from "../contract/jsonapi";
 import { lenientRegistryErrorDocument } from "../contract/registry";
-import { summarizeText, TfeApiError, TfeConnectionError } from "./errors";
+import { summarizeText, TfeApiError, TfeCancelledError, TfeConnectionError } from "./errors";
 import type { RateLimiter } from "./rate-limiter";
 import { ServerClock } from "./server-clock";
 
@@ -46,6 +46,8 @@ export interface TransportOptions {
   caCertificate?: string | undefined;
   /** Where the address came from (`stack config tfe:address`), named when it cannot be reached. */
   addressSource?: string | undefined;
+  /** Stops the work when it aborts (TfeClientOptions.signal). */
+  signal?: AbortSignal | undefined;
 }
 
 type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -73,6 +75,8 @@ interface JsonRequestSpec<S extends z.ZodType> extends RequestSpec {
 }
 
 const retriedStatuses = new Set([429, 502, 503, 504]);
+/** Requests that change nothing on the service: cut off when the run is cancelled. */
+const idempotentReads = new Set<Method>(["GET"]);
 const idempotentMethods = new Set<Method>(["GET", "PUT", "PATCH", "DELETE"]);
 // Failures in which no byte of the request reached the service: safe to retry even for POST.
 const notSentCodes = new Set(["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
@@ -277,8 +281,13 @@ export class Transport {
     // A 429 is the service saying when to come back, not a failure: only maxElapsedMs bounds those retries. Counted
     // against maxRetries, several processes sharing a token ran one request's retries out on 429s alone.
     let rateLimited = 0;
+    const cancel = this.#options.signal;
+    const cancelled = () => new TfeCancelledError(spec.method, spec.reportedPath ?? spec.path);
+    // A wait between attempts ends at once when the run is cancelled.
+    const wait = (waitMs: number) => sleep(waitMs, undefined, { signal: cancel }).catch(() => undefined);
     for (let attempt = 1; ; attempt++) {
       await rateLimiter?.acquire();
+      if (cancel?.aborted) throw cancelled();
       const mayRetry = (waitMs: number) =>
         attempt - rateLimited <= retry.maxRetries && performance.now() - started + waitMs <= retry.maxElapsedMs;
       let response: Omit<Response, "attempts">;
@@ -287,6 +296,7 @@ export class Transport {
         // attempt, so a body that trickles in a byte at a time cannot hold it past timeoutMs either. A stalled or
         // trickling body is retried like a stalled answer.
         const sentAt = ServerClock.now();
+        const attemptTimeout = AbortSignal.timeout(timeoutMs);
         const {
           statusCode,
           headers: responseHeaders,
@@ -299,7 +309,9 @@ export class Transport {
           body: payload,
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
-          signal: AbortSignal.timeout(timeoutMs),
+          // A read is cut off when the run is cancelled; a write is let finish, so that its answer is recorded.
+          signal:
+            idempotentReads.has(spec.method) && cancel ? AbortSignal.any([attemptTimeout, cancel]) : attemptTimeout,
         });
         const receivedAt = ServerClock.now();
         const dateMs = Date.parse(headerValue(responseHeaders.date) ?? "");
@@ -307,6 +319,7 @@ export class Transport {
         response = { statusCode, headers: responseHeaders, body: Buffer.from(await body.arrayBuffer()), receivedAt };
       } catch (error) {
         rateLimiter?.answered(undefined);
+        if (cancel?.aborted && idempotentReads.has(spec.method)) throw cancelled();
         const code = errorCode(error);
         const notSent = notSentCodes.has(code);
         const waitMs = backoff(retry, attempt);
@@ -315,7 +328,7 @@ export class Transport {
           ? performance.now() - started + waitMs <= retry.firstContactMs && mayRetry(waitMs)
           : mayRetry(waitMs);
         if ((notSent || (idempotent && transientCodes.has(code))) && withinBudget) {
-          await sleep(waitMs);
+          await wait(waitMs);
           continue;
         }
         throw new TfeConnectionError(
@@ -345,7 +358,7 @@ export class Transport {
           rateLimited++;
         }
         if (mayRetry(waitMs)) {
-          await sleep(waitMs);
+          await wait(waitMs);
           continue;
         }
       }

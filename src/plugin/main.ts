@@ -5,6 +5,7 @@ import { keepCompiledCode } from "../compile-cache";
 import { closestName } from "../contract/names";
 import { EngineLog } from "../resources/engine-log";
 import { settingKeys, settingValueProblem } from "../resources/provider-settings";
+import { providers } from "../resources/providers";
 import { GovernanceProvider, packageName } from "./provider";
 import { unwrapSecrets } from "./secrets";
 
@@ -20,6 +21,7 @@ import { unwrapSecrets } from "./secrets";
 const grpc = require("@grpc/grpc-js") as typeof import("@grpc/grpc-js");
 const providerMessages = require("@pulumi/pulumi/proto/provider_pb.js");
 const structMessages = require("google-protobuf/google/protobuf/struct_pb.js");
+const emptyMessages = require("google-protobuf/google/protobuf/empty_pb.js");
 EngineLog.engineModules = {
   grpc,
   services: require("@pulumi/pulumi/proto/engine_grpc_pb.js"),
@@ -169,7 +171,17 @@ function diff(call: Call, callback: Callback) {
     .catch((error: unknown) => callback(error));
 }
 
+/**
+ * Cancel: the engine asks the plugin to stop (Ctrl-C). Every provider's client stops sending (ProviderContext.cancel),
+ * so the operations in flight end at their next request, a write already sent let finish and recorded.
+ */
+function cancel(_call: Call, callback: Callback) {
+  for (const served of Object.values(providers)) served.context.cancel();
+  callback(null, new emptyMessages.Empty());
+}
+
 const overrides: Record<string, (call: Call, callback: Callback) => void> = {
+  cancel,
   checkConfig,
   diff,
   diffConfig,

@@ -185,9 +185,20 @@ export class ProviderContext {
 
   get client(): TfeClient {
     if (!this.cachedClient) {
-      this.cachedClient = TfeClient.fromConfig({ stackConfig: this.stackConfig });
+      this.cachedClient = TfeClient.fromConfig({ stackConfig: this.stackConfig, signal: this.cancellation.signal });
     }
     return this.cachedClient;
+  }
+
+  /** Aborted when the engine cancels the run: the context's client then sends nothing more (see `cancel`). */
+  private readonly cancellation = new AbortController();
+
+  /**
+   * The engine's Cancel (Ctrl-C): no request is sent after it, reads and waits to retry stop at once, a write in
+   * flight finishes, and each operation then fails as a failure half-way does, its state recording what it did.
+   */
+  cancel(): void {
+    this.cancellation.abort();
   }
 
   /** Lets tests and scripts use an explicit client. */

@@ -124,7 +124,7 @@ export class PulumiProject {
       const languageHost = await launchedLanguageHost(engineLog);
       return { code, stdout, stderr: userStderr, output, engineLog, languageHost };
     });
-    return { finished, kill: () => killProcessTree(child?.pid) };
+    return { finished, kill: () => killProcessTree(child?.pid), interrupt: () => child?.kill("SIGINT") };
   }
 
   /**
@@ -221,6 +221,8 @@ export interface StartedRun {
   finished: Promise<PulumiRun>;
   /** SIGKILLs the CLI and every process under it at once, as a runner that dies or is killed does. */
   kill(): void;
+  /** Sends the CLI SIGINT, as Ctrl-C in a terminal does: the engine cancels the run and asks its plugins to stop. */
+  interrupt(): void;
 }
 
 /**

@@ -87,6 +87,8 @@ describe("a YAML program's explicit tfegov provider and its stack settings", () 
     level: string;
     allowWeakening: boolean;
     halfway?: { description: string; parameter: string; more?: boolean };
+    /** One more policy, on the default provider (the stack's tfegov: settings). */
+    late?: boolean;
   }) => `name: tfegov-provider
 runtime: yaml
 config:
@@ -114,7 +116,7 @@ resources:
     type: tfegov:index:Policy
     properties:
       code: "main = rule { true }\\n"
-${
+${options.late ? '  late:\n    type: tfegov:index:Policy\n    properties:\n      code: "main = rule { true }\\n"\n' : ""}${
   options.halfway
     ? `  halfway:
     type: tfegov:index:PolicySet
@@ -264,6 +266,44 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
     });
     await project.run(["state", "delete", resource.urn, "--yes"]);
     await client.policySets.delete(made.id);
+  }, 240_000);
+
+  it("stops at Ctrl-C during a create that waits to retry, and the next up makes the policy once", async () => {
+    // Retries that would go on for ten minutes: only the plugin's Cancel ends this run before the test's timeout.
+    await project.run(["config", "set", "tfegov:maxRetries", "60"]);
+    await project.run(["config", "set", "tfegov:retryMaxElapsedMs", "600000"]);
+    const listing = "GET /api/v2/organizations/:organization/policies";
+    server.setFaults([{ route: listing, status: 503 }]);
+    await project.writeFile("Pulumi.yaml", explicitProgram({ level: "advisory", allowWeakening: true, late: true }));
+    const before = server.requestLog.entries().length;
+    const run = project.start(["up", "--yes", "--skip-preview"], { allowFailure: true });
+    let stopped: Awaited<typeof run.finished>;
+    try {
+      const listed = () =>
+        server.requestLog
+          .entries()
+          .slice(before)
+          .some((entry) => entry.method === "GET" && entry.status === 503);
+      while (!listed()) await new Promise((wait) => setTimeout(wait, 100));
+      run.interrupt();
+      stopped = await run.finished;
+    } finally {
+      server.setFaults([]);
+      await project.run(["config", "rm", "tfegov:maxRetries"]);
+      await project.run(["config", "rm", "tfegov:retryMaxElapsedMs"]);
+    }
+    expect(stopped.code).not.toBe(0);
+    expect(stopped.output).toMatch(/the run was cancelled/);
+    expect(
+      server.requestLog
+        .entries()
+        .slice(before)
+        .filter((entry) => entry.method !== "GET"),
+    ).toEqual([]);
+    await project.run(["up", "--yes", "--skip-preview"]);
+    expect((await policiesOnService(client, organization)).filter((policy) => policy.name === "late")).toHaveLength(1);
+    await project.writeFile("Pulumi.yaml", explicitProgram({ level: "advisory", allowWeakening: true }));
+    await project.run(["up", "--yes", "--skip-preview"]);
   }, 240_000);
 
   it("names a misspelled stack setting, with the one meant, before any request", async () => {
