@@ -23,3 +23,17 @@ export function packageDoc(page: string, from = process.cwd()): string {
   const fromHere = relative(from, path);
   return fromHere.startsWith("..") || isAbsolute(fromHere) ? path : fromHere;
 }
+
+/**
+ * The command a message tells a user to run (`<command> pending-creates --apply`): `npx tfe-governance` where the
+ * library is installed; in the plugin, the plugin's own executable, which serves the same commands, so that a team
+ * of another language, with no Node.js, has it too.
+ */
+export function cliCommand(): string {
+  if (typeof __PLUGIN_BUNDLE__ === "undefined") return "npx tfe-governance";
+  const executable = join(
+    packageRoot,
+    process.platform === "win32" ? "pulumi-resource-tfegov.exe" : "pulumi-resource-tfegov",
+  );
+  return /^[\w@%+=:,./\\-]+$/.test(executable) ? executable : JSON.stringify(executable);
+}

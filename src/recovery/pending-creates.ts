@@ -25,9 +25,17 @@ interface ExportedDeployment {
   };
 }
 
-const policyType = "pulumi-nodejs:dynamic/tfe:Policy";
-const policySetType = "pulumi-nodejs:dynamic/tfe:PolicySet";
-const deprecationType = "pulumi-nodejs:dynamic/tfe:ModuleVersionDeprecation";
+type Kind = "Policy" | "PolicySet" | "ModuleVersionDeprecation";
+
+/** This library's resources as state names their types: a Node.js program's dynamic ones, and the plugin's. */
+const kinds: Readonly<Record<string, Kind>> = {
+  "pulumi-nodejs:dynamic/tfe:Policy": "Policy",
+  "pulumi-nodejs:dynamic/tfe:PolicySet": "PolicySet",
+  "pulumi-nodejs:dynamic/tfe:ModuleVersionDeprecation": "ModuleVersionDeprecation",
+  "tfegov:index:Policy": "Policy",
+  "tfegov:index:PolicySet": "PolicySet",
+  "tfegov:index:ModuleVersionDeprecation": "ModuleVersionDeprecation",
+};
 
 export interface PendingCreatesPlan {
   /** URN and id pairs to record in state, with the resource's type. */
@@ -81,18 +89,19 @@ export async function planPendingCreates(exported: ExportedDeployment, client: T
 
 async function leftBehind(resource: PendingCreate, client: TfeClient): Promise<Found | undefined> {
   const inputs = resource.inputs;
-  if (resource.type === policyType) {
+  const kind = kinds[resource.type];
+  if (kind === "Policy") {
     const { organization, name } = inputs as { organization: string; name: string };
     const policy = await client.policies.findByName(organization, name);
     return policy && { id: policy.id, differs: await policyDifference(client, policy, inputs) };
   }
-  if (resource.type === policySetType) {
+  if (kind === "PolicySet") {
     const { organization, name } = inputs as { organization: string; name: string };
     const policySet = await client.policySets.findByName(organization, name);
     if (!policySet) return undefined;
     return { id: policySet.id, differs: await policySetDifference(client, policySet, inputs) };
   }
-  if (resource.type === deprecationType) {
+  if (kind === "ModuleVersionDeprecation") {
     const { organization, moduleName, moduleProvider, version } = inputs as Record<
       "organization" | "moduleName" | "moduleProvider" | "version",
       string
@@ -218,7 +227,7 @@ export function withImports(exported: ExportedDeployment, plan: PendingCreatesPl
     .map(({ resource }) => ({
       ...resource,
       id: ids.get(resource.urn) as string,
-      outputs: { ...resource.inputs, ...recoveredOutputs[resource.type] },
+      outputs: { ...resource.inputs, ...recoveredOutputs[kinds[resource.type] as Kind] },
     }));
   return {
     ...exported,
@@ -231,9 +240,9 @@ export function withImports(exported: ExportedDeployment, plan: PendingCreatesPl
 }
 
 /** What a recovered create's state must not claim: what the killed run may not have finished. */
-const recoveredOutputs: Record<string, Record<string, unknown>> = {
-  [policyType]: { codeHash: null },
-  [policySetType]: {
+const recoveredOutputs: Partial<Record<Kind, Record<string, unknown>>> = {
+  Policy: { codeHash: null },
+  PolicySet: {
     contentHash: null,
     currentVersionId: null,
     folderPolicies: {},
@@ -275,10 +284,13 @@ export async function pendingCreatesMain(args: string[], io: PendingCreatesIo): 
     { value?: unknown }
   >;
   const client = TfeClient.fromConfig({
-    tokenWays: 'the stack\'s own "pulumi config set --secret tfe:token ..."; the TFE_TOKEN environment variable',
+    tokenWays:
+      'the stack\'s own "pulumi config set --secret tfe:token ..." (tfegov:token for a program of another language); ' +
+      "the TFE_TOKEN environment variable",
+    // A Node.js program's settings are `tfe:`, those of the plugin's programs (other languages) `tfegov:`.
     stackConfig: {
       get: (key) => {
-        const value = config[`tfe:${key}`]?.value;
+        const value = config[`tfe:${key}`]?.value ?? config[`tfegov:${key}`]?.value;
         return typeof value === "string" ? value : undefined;
       },
     },

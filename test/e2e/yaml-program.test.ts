@@ -1,9 +1,13 @@
+import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
 import type { RunningServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
-import { installPlugin } from "./plugin-artifacts";
+import { installPlugin, pathWithoutNode } from "./plugin-artifacts";
 import { describePluginLoop, loopAccount, type ProgramOptions } from "./plugin-loop";
 import { PulumiProject } from "./pulumi-project";
 import { policiesOnService } from "./service-and-state";
@@ -304,6 +308,30 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
     expect((await policiesOnService(client, organization)).filter((policy) => policy.name === "late")).toHaveLength(1);
     await project.writeFile("Pulumi.yaml", explicitProgram({ level: "advisory", allowWeakening: true }));
     await project.run(["up", "--yes", "--skip-preview"]);
+  }, 240_000);
+
+  it("names a recovery command and docs that every install has: the plugin's own executable and its docs", async () => {
+    const taken = await client.policies.create(organization, { name: "late", enforcementLevel: "advisory" });
+    await project.writeFile("Pulumi.yaml", explicitProgram({ level: "advisory", allowWeakening: true, late: true }));
+    const refused = await project.run(["up", "--yes", "--skip-preview"], { allowFailure: true });
+    await project.writeFile("Pulumi.yaml", explicitProgram({ level: "advisory", allowWeakening: true }));
+    await client.policies.delete(taken.id);
+    expect(refused.code).not.toBe(0);
+    const pluginFolder = join(project.env.PULUMI_HOME as string, "plugins", "resource-tfegov-v0.1.0");
+    const executable = join(pluginFolder, "pulumi-resource-tfegov");
+    expect(refused.output).toContain(`run ${executable} pending-creates --apply`);
+    // A path that opens from where pulumi runs (relative here: the test's PULUMI_HOME is inside the project).
+    const doc = resolve(project.dir, /\(([^()]*troubleshooting\.md)/.exec(refused.output)?.[1] as string);
+    expect(doc).toBe(join(pluginFolder, "docs", "troubleshooting.md"));
+    expect(await readFile(doc, "utf8")).toContain("After a cancelled run");
+    // The command runs as printed, in the project's directory, with the stack's tfegov: settings, and no Node.js.
+    const path = await pathWithoutNode(process.env.PATH ?? "", join(project.dir, ".path"));
+    const { stdout, stderr } = await promisify(execFile)(executable, ["pending-creates", "--stack", project.stack], {
+      cwd: project.dir,
+      env: { ...project.env, PATH: path },
+    });
+    expect(stdout).toBe("");
+    expect(stderr).toContain("0 pending creates left something on the service");
   }, 240_000);
 
   it("names a misspelled stack setting, with the one meant, before any request", async () => {

@@ -110,6 +110,24 @@ describe("pending creates of PolicySet", () => {
     ]);
   });
 
+  it("recovers the plugin's resources of other languages as it does a Node.js program's", async () => {
+    const made = await client.policies.create(organization, { name: "from-python", enforcementLevel: "advisory" });
+    const exported = pending("urn:pulumi:dev::p::tfegov:index:Policy::from-python", "tfegov:index:Policy", {
+      organization,
+      name: "from-python",
+      kind: "sentinel",
+      enforcementLevel: "advisory",
+    });
+    const plan = await planPendingCreates(exported, client);
+    expect(plan.imports).toEqual([
+      { urn: "urn:pulumi:dev::p::tfegov:index:Policy::from-python", id: made.id, type: "tfegov:index:Policy" },
+    ]);
+    const recorded = withImports(exported, plan).deployment?.resources?.[0] as unknown as {
+      outputs: Record<string, unknown>;
+    };
+    expect(recorded.outputs).toMatchObject({ codeHash: null });
+  });
+
   const pending = (urn: string, type: string, inputs: Record<string, unknown>) => ({
     deployment: { resources: [], pending_operations: [{ type: "creating", resource: { urn, type, inputs } }] },
   });

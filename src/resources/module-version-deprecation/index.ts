@@ -6,7 +6,7 @@ import type { Deprecation, RegistryModuleVersionSummary } from "../../client/reg
 import { isWebLink, semanticVersionPattern } from "../../contract/limits";
 import { reasonWithoutNotice } from "../../contract/module-versions";
 import { segmentProblem } from "../../contract/paths";
-import { packageDoc } from "../../package-version";
+import { cliCommand, packageDoc } from "../../package-version";
 import { argumentFailures, outputSlots, propertiesThat, propertyTable } from "../property-table";
 import {
   type CheckFailure,
@@ -198,7 +198,7 @@ function deprecatedAlreadyMessage(id: string, held: { reason: string }): string 
     `module version ${id} is already deprecated (reason ${JSON.stringify(held.reason)}), and this resource did not ` +
     "deprecate it. If the resource was renamed or moved into or out of a component, give it its old name with the " +
     "aliases resource option; to manage that deprecation here (its reason and link rewritten as declared), set " +
-    "adoptExisting: true; if a killed pulumi up deprecated it, run npx tfe-governance pending-creates --apply " +
+    `adoptExisting: true; if a killed pulumi up deprecated it, run ${cliCommand()} pending-creates --apply ` +
     `(${packageDoc("troubleshooting.md")}: After a cancelled run)`
   );
 }

@@ -1,5 +1,6 @@
 import type { PolicySetScope } from "../../client/policy-sets";
 import type { PolicySetKind } from "../../contract/policies";
+import { cliCommand } from "../../package-version";
 import { normalizedPoliciesPath } from "../../policy-code/folder-files";
 import type { CheckoutIdentity } from "../../policy-code/git";
 import type { PolicySetFolderSummary } from "../../policy-code/policy-set-folder";
@@ -150,7 +151,7 @@ export function setNameTakenMessage(inputs: { name: string; organization: string
     `a policy set named "${inputs.name}" already exists in organization "${inputs.organization}"` +
     `${id ? ` (${id})` : ""}, and this resource did not create it. If the resource was renamed, give it its old name ` +
     "with the aliases resource option; to manage that set here, set adoptExisting: true; if a killed pulumi up " +
-    "created it, run npx tfe-governance pending-creates --apply; else choose another name"
+    `created it, run ${cliCommand()} pending-creates --apply; else choose another name`
   );
 }
 

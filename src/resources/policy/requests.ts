@@ -10,7 +10,7 @@ import type {
   UploadAnswer,
 } from "../../client/policies";
 import { maxPageSize } from "../../contract/policies";
-import { packageDoc } from "../../package-version";
+import { cliCommand, packageDoc } from "../../package-version";
 import { createOptions, recordedRemote, updateOptions } from "../property-table";
 import { answersNotFound, deleteConfirmingGone, type ObjectAccess } from "../provider-context";
 import { type PolicyInputs, type PolicyOutputs, policyProperties } from "./properties";
@@ -130,7 +130,7 @@ export function nameTakenMessage(inputs: Pick<PolicyInputs, "name" | "organizati
     `a policy named "${inputs.name}" already exists in organization "${inputs.organization}" (${id}), and this ` +
     "resource did not create it. If the resource was renamed or moved (into or out of a component, a PolicyFolder " +
     "renamed), give it its old name with the aliases resource option; to manage that policy here, set " +
-    "adoptExisting: true; if a killed pulumi up created it, run npx tfe-governance pending-creates --apply " +
+    `adoptExisting: true; if a killed pulumi up created it, run ${cliCommand()} pending-creates --apply ` +
     `(${packageDoc("troubleshooting.md")}: After a cancelled run); else choose another name`
   );
 }
