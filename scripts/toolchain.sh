@@ -191,6 +191,12 @@ place_beside() {
   mv -f "$dir/.$name.$$" "$dir/$name"
 }
 
+# TOOLCHAIN_TOOLS names the tools a command runs, of: opa yaml python go sdkgen (the Pulumi CLI and Node.js host
+# always): `npm run quickstart` builds only what it starts. Unset: every one, as the tests need.
+wanted() {
+  [ -z "${TOOLCHAIN_TOOLS:-}" ] || [[ " $TOOLCHAIN_TOOLS " == *" $1 "* ]]
+}
+
 ensure_pulumi_and_opa() {
   local pulumi_bin_dir="" language_host="" opa_bin_dir="" version yaml_host_dir="" python_host_dir="" go_host_dir=""
   local sdkgen host_dir
@@ -207,18 +213,18 @@ ensure_pulumi_and_opa() {
       build_pulumi_program "$nodejs_language_host_version" \
       github.com/pulumi/pulumi/sdk/v3/nodejs/cmd/pulumi-language-nodejs "$language_host" github.com/pulumi/pulumi/sdk/v3
   fi
-  if ! command -v opa >/dev/null; then
+  if wanted opa && ! command -v opa >/dev/null; then
     opa_bin_dir="$tool_cache/opa-v$opa_version_wanted/bin"
     mkdir -p "$opa_bin_dir"
     [ -x "$opa_bin_dir/opa" ] || start_build "OPA v$opa_version_wanted" build_opa "$opa_bin_dir"
   fi
-  if ! command -v pulumi-language-yaml >/dev/null; then
+  if wanted yaml && ! command -v pulumi-language-yaml >/dev/null; then
     yaml_host_dir="$tool_cache/pulumi-language-yaml-v$yaml_language_host_version"
     mkdir -p "$yaml_host_dir"
     [ -x "$yaml_host_dir/pulumi-language-yaml" ] ||
       start_build "Pulumi's YAML language host v$yaml_language_host_version" build_yaml_host "$yaml_host_dir"
   fi
-  if ! command -v pulumi-language-python >/dev/null; then
+  if wanted python && ! command -v pulumi-language-python >/dev/null; then
     python_host_dir="$tool_cache/pulumi-language-python-v$python_language_host_version"
     mkdir -p "$python_host_dir"
     # golang.org/x/text as that release was built with: a newer one no longer builds with it.
@@ -230,7 +236,7 @@ ensure_pulumi_and_opa() {
         github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python \
         "$python_host_dir/pulumi-language-python" github.com/pulumi/pulumi/sdk/v3
   fi
-  if ! command -v pulumi-language-go >/dev/null; then
+  if wanted go && ! command -v pulumi-language-go >/dev/null; then
     go_host_dir="$tool_cache/pulumi-language-go-v$go_language_host_version"
     mkdir -p "$go_host_dir"
     [ -x "$go_host_dir/pulumi-language-go" ] ||
@@ -242,11 +248,13 @@ ensure_pulumi_and_opa() {
   fi
   # The plugin's SDK generator `tfegov-sdkgen`: Pulumi's own code generators (pkg/v3/codegen) driven by tools/sdkgen.
   # Cached by the version and the generator's source.
-  sdkgen="$tool_cache/tfegov-sdkgen-v$sdkgen_pulumi_version-$(cat "$repo_root"/tools/sdkgen/*.go | cksum | cut -d' ' -f1)/tfegov-sdkgen"
-  mkdir -p "$(dirname "$sdkgen")"
-  [ -x "$sdkgen" ] || MAIN_PACKAGE=tools/sdkgen start_build "the SDK generator (Pulumi's codegen v$sdkgen_pulumi_version)" \
-    build_pulumi_program "$sdkgen_pulumi_version" unused "$sdkgen" github.com/pulumi/pulumi/pkg/v3 github.com/pulumi/pulumi/sdk/v3
-  export PATH="$(dirname "$sdkgen"):$PATH"
+  if wanted sdkgen; then
+    sdkgen="$tool_cache/tfegov-sdkgen-v$sdkgen_pulumi_version-$(cat "$repo_root"/tools/sdkgen/*.go | cksum | cut -d' ' -f1)/tfegov-sdkgen"
+    mkdir -p "$(dirname "$sdkgen")"
+    [ -x "$sdkgen" ] || MAIN_PACKAGE=tools/sdkgen start_build "the SDK generator (Pulumi's codegen v$sdkgen_pulumi_version)" \
+      build_pulumi_program "$sdkgen_pulumi_version" unused "$sdkgen" github.com/pulumi/pulumi/pkg/v3 github.com/pulumi/pulumi/sdk/v3
+    export PATH="$(dirname "$sdkgen"):$PATH"
+  fi
   wait_for_builds
   if [ -n "$pulumi_bin_dir" ]; then
     # Laid out as Pulumi's own distribution: the CLI loads the language host and the dynamic provider (which ships
@@ -260,9 +268,11 @@ ensure_pulumi_and_opa() {
     export PATH="$opa_bin_dir:$PATH"
     log "using OPA $(opa version | sed -n 's/^Version: //p') from $opa_bin_dir"
   fi
-  for host_dir in ${yaml_host_dir:-} ${python_host_dir:-} ${go_host_dir:-}; do export PATH="$host_dir:$PATH"; done
-  [ -n "${yaml_host_dir:-}${python_host_dir:-}${go_host_dir:-}" ] &&
-    log "using Pulumi's language hosts for YAML v$yaml_language_host_version, Python v$python_language_host_version, Go v$go_language_host_version"
+  local hosts=()
+  [ -n "$yaml_host_dir" ] && hosts+=("YAML v$yaml_language_host_version") && export PATH="$yaml_host_dir:$PATH"
+  [ -n "$python_host_dir" ] && hosts+=("Python v$python_language_host_version") && export PATH="$python_host_dir:$PATH"
+  [ -n "$go_host_dir" ] && hosts+=("Go v$go_language_host_version") && export PATH="$go_host_dir:$PATH"
+  [ ${#hosts[@]} -gt 0 ] && log "using Pulumi's language hosts for $(IFS=,; echo "${hosts[*]}" | sed 's/,/, /g')"
   return 0
 }
 
