@@ -1,4 +1,6 @@
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,7 +8,7 @@ import { TfeClient } from "../../src/client";
 import type { RunningServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
 import { docBlocks, freshEnv, repoRoot, script, substitute } from "./doc-recipes";
-import { type PluginArtifacts, pluginArtifacts } from "./plugin-artifacts";
+import { hostPlatform, type PluginArtifacts, pluginArtifacts } from "./plugin-artifacts";
 import { policiesOnService } from "./service-and-state";
 
 // README's "From Python, YAML, Go or C#" and docs/other-languages.md's YAML recipe, run as a user types them in a
@@ -65,7 +67,7 @@ describe("the recipes for other languages, each in a project of its own", () => 
     const scripts = JSON.parse(await readFile(join(repoRoot, "package.json"), "utf8")).scripts;
     // The artifacts of this test come from the same script, over the same build.
     expect(scripts.package).toMatch(/^npm run build && .*node scripts\/package-plugin\.mjs$/);
-    expect(basename(artifacts.tarball)).toBe(`pulumi-resource-tfegov-v${artifacts.version}.tar.gz`);
+    expect(basename(artifacts.tarball)).toBe(`pulumi-resource-tfegov-v${artifacts.version}-${hostPlatform}.tar.gz`);
   });
 
   it("README: installs the plugin and the wheel and deploys the Python program", async () => {
@@ -90,15 +92,82 @@ describe("the recipes for other languages, each in a project of its own", () => 
     expect(version.deprecation?.reason).toContain("use 1.1.0");
   }, 300_000);
 
-  it("docs/other-languages.md: installs the plugin and deploys the YAML program", async () => {
-    const [program] = docBlocks("docs/other-languages.md", "## YAML", "yaml");
-    const [commands] = docBlocks("docs/other-languages.md", "## YAML", "sh");
-    const { dir, env, client } = await project({
-      "Pulumi.yaml": program as string,
-      "policies/require-owner.sentinel": ownerPolicy,
+  /**
+   * docs/other-languages.md's quick start in `language`, run as printed in one shell: the server block in the clone
+   * (a free port for 8080, the artifacts of this build for `$PWD/artifacts`), the language's block and the deploy
+   * block in a new directory, then the preview the page says passes.
+   */
+  async function quickStart(language: string, [program]: string[]) {
+    const [serverBlock, deploy] = docBlocks("docs/other-languages.md", "## Quick start against the local server", "sh");
+    const port = String(await freePort());
+    const dir = await mkdtemp(join(tmpdir(), `tfegov-quickstart-${language.toLowerCase()}-`));
+    cleanUp.push(() => rm(dir, { recursive: true, force: true }));
+    await mkdir(join(dir, ".state"));
+    const env = freshEnv({
+      PULUMI_HOME: join(dir, ".pulumi-home"),
+      PULUMI_BACKEND_URL: `file://${join(dir, ".state")}`,
+      PULUMI_CONFIG_PASSPHRASE: "quick start",
     });
-    await script(substitute(commands as string, "pulumi up\n", "pulumi up --yes\n"), dir, env);
-    const names = (await policiesOnService(client, organization)).map((policy) => policy.name);
-    expect(names).toEqual(["require-owner"]);
+    const server = substitute(
+      substitute(serverBlock as string, "--port 8080", `--port ${port}`),
+      "export ARTIFACTS=$PWD/artifacts",
+      `export ARTIFACTS=${artifacts.folder}`,
+    );
+    const tarball = `pulumi-resource-tfegov-v${artifacts.version}-linux-amd64.tar.gz`;
+    const deployHere = substitute(
+      substitute(deploy as string, "http://127.0.0.1:8080", `http://127.0.0.1:${port}`),
+      tarball,
+      basename(artifacts.tarball),
+    );
+    await script(
+      [
+        `cd ${repoRoot}`,
+        server,
+        // The test's own lines: the server stops with the shell, and is up before the first request.
+        "trap 'kill $! 2>/dev/null' EXIT",
+        `until (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null; do sleep 0.1; done`,
+        `mkdir ${dir}/project && cd ${dir}/project`,
+        program,
+        deployHere,
+        "pulumi preview --expect-no-changes",
+        "pulumi stack export > state.json",
+        "pulumi destroy --yes",
+      ].join("\n"),
+      dir,
+      env,
+    );
+    const state = JSON.parse(await readFile(join(dir, "project", "state.json"), "utf8"));
+    return (state.deployment.resources as { type: string; id?: string }[])
+      .filter((resource) => resource.type.startsWith("tfegov:index:"))
+      .map((resource) => `${resource.type} ${resource.id?.replace(/-[A-Za-z0-9]+$/, "-…")}`)
+      .sort();
+  }
+
+  it("docs/other-languages.md: the YAML quick start runs as printed", async () => {
+    expect(await quickStart("YAML", docBlocks("docs/other-languages.md", "### YAML", "sh"))).toEqual([
+      "tfegov:index:ModuleVersionDeprecation acme/vpc/aws/1.0.0",
+      "tfegov:index:Policy pol-…",
+    ]);
+  }, 300_000);
+
+  it("docs/other-languages.md: the Python quick start runs as printed", async () => {
+    const program = docBlocks("docs/other-languages.md", "### Python", "sh");
+    expect(await quickStart("Python", program)).toEqual(["tfegov:index:Policy pol-…"]);
+  }, 300_000);
+
+  it("docs/other-languages.md: the Go quick start runs as printed", async () => {
+    const program = docBlocks("docs/other-languages.md", "### Go", "sh");
+    expect(await quickStart("Go", program)).toEqual(["tfegov:index:Policy pol-…"]);
   }, 300_000);
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}

@@ -35,6 +35,13 @@ import { PulumiProject } from "./pulumi-project";
  */
 const notRunHere: Array<{ file: string; heading: string; why: string }> = [
   {
+    file: "docs/other-languages.md",
+    heading: "## Publishing a release",
+    why:
+      "publishes to hosts this machine cannot reach; the same command with a URL on 127.0.0.1 makes the SDKs " +
+      "with which the Python and Go programs get the plugin by download (python-program, go-program)",
+  },
+  {
     file: "docs/local-server.md",
     heading: "## Using the local server with Terraform and Go tools",
     why:
