@@ -1,6 +1,10 @@
 // The plugin for other languages, measured as users run it (installed from the tarball `npm run package` makes):
-//   1. its start-up, from spawn to the port on stdout (the engine starts it two or three times per command), with
-//      Node's compile cache cold (NODE_DISABLE_COMPILE_CACHE=1) and warm, next to `node -e ""` alone;
+//   0. what `npm run package` makes for every platform: each tarball's size and files, and whether a second build
+//      of the same checkout gives the same bytes;
+//   1. its start-up, from spawn to the port on stdout (the engine starts it two or three times per command): the
+//      self-contained executable, next to the JavaScript plugin it replaced (dist/plugin/main.js under Node with the
+//      packages installed, as the tarball of 0.1.0 held it) and the macOS bundle under Node, Node's compile cache
+//      cold (NODE_DISABLE_COMPILE_CACHE=1) and warm, and `node -e ""` alone;
 //   2. up / preview / refresh / destroy of the same 50 policies from a YAML program through the plugin and from a
 //      JavaScript program on the dynamic providers, interleaved operation by operation, several runs, medians;
 //   3. the plugin process's peak memory during a YAML `up` of 200 policies, next to the dynamic provider's.
@@ -134,6 +138,31 @@ async function takePeak(): Promise<number | null> {
   return peak;
 }
 
+/**
+ * The highest peak RSS (VmHWM) of running processes whose command line includes `name`, sampled every 20 ms until
+ * `stop`: the plugin is one executable now, which takes no `--require` of the peak-memory hook.
+ */
+function samplePeak(name: string): { stop(): number | null } {
+  let peak: number | null = null;
+  const sample = async () => {
+    for (const pid of await readdir("/proc").catch(() => [])) {
+      if (!/^\d+$/.test(pid)) continue;
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+      if (!cmdline.includes(name)) continue;
+      const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+      const kib = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN);
+      if (!Number.isNaN(kib)) peak = Math.max(peak ?? 0, kib * 1024);
+    }
+  };
+  const timer = setInterval(() => void sample(), 20);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
+
 const server = await startServer({
   seed: {
     organizations: Object.values(organizations).map((name) => ({ name, plus: true })),
@@ -141,11 +170,32 @@ const server = await startServer({
   },
 });
 try {
-  console.log("packaging the plugin (npm run package's script) ...");
+  console.log("packaging the plugin for every platform, twice (npm run package's script) ...");
   const artifacts = join(root, "artifacts");
-  await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), artifacts], { maxBuffer: 64 << 20 });
-  const tarball = join(artifacts, (await readdir(artifacts)).find((file) => file.endsWith(".tar.gz")) as string);
-  const version = /-v(.+)\.tar\.gz$/.exec(tarball)?.[1] as string;
+  const again = join(root, "artifacts-again");
+  for (const folder of [artifacts, again]) {
+    await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), folder], { maxBuffer: 64 << 20 });
+  }
+  const sums = async (folder: string) => (await readFile(join(folder, "SHA256SUMS"), "utf8")).trim().split("\n");
+  const [first, second] = [await sums(artifacts), await sums(again)];
+  const differing = first.filter((line) => !second.includes(line)).map((line) => line.split("  ")[1]);
+  const tarballs: { name: string; bytes: number; files: number }[] = [];
+  for (const name of (await readdir(artifacts)).filter((file) => file.endsWith(".tar.gz")).sort()) {
+    const listing = (await run("tar", ["-tzf", join(artifacts, name)], { maxBuffer: 64 << 20 })).stdout;
+    const bytes = (await readFile(join(artifacts, name))).byteLength;
+    tarballs.push({ name, bytes, files: listing.split("\n").filter((line) => line && !line.endsWith("/")).length });
+  }
+  const platform = `${process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
+  const tarball = join(artifacts, tarballs.find((entry) => entry.name.endsWith(`-${platform}.tar.gz`))?.name as string);
+  const version = /-v(\d+\.\d+\.\d+[^-]*)-/.exec(tarball)?.[1] as string;
+  const bundleFolder = join(root, "bundle");
+  await mkdir(bundleFolder);
+  await run("tar", [
+    "-xzf",
+    join(artifacts, `pulumi-resource-tfegov-v${version}-darwin-arm64.tar.gz`),
+    "-C",
+    bundleFolder,
+  ]);
 
   const yaml = await Project.create(
     "yaml",
@@ -177,18 +227,31 @@ try {
     NODE_OPTIONS: "",
     ...(variant === "cold" ? { NODE_DISABLE_COMPILE_CACHE: "1" } : { NODE_COMPILE_CACHE: cache }),
   });
-  await timeToFirstLine(launcher, ["127.0.0.1:1"], startupEnv("warm")); // fills the cache
-  const startup: Record<string, number[]> = { "node -e ''": [], cold: [], warm: [] };
+  const javascriptPlugin = [join(repoRoot, "dist", "plugin", "main.js")];
+  const bundle = [join(bundleFolder, "plugin.js")];
+  // Each measured the same way, interleaved: [command, arguments, environment].
+  const starts: Record<string, [string, string[], NodeJS.ProcessEnv]> = {
+    "`node -e ''` alone": [process.execPath, ["-e", "process.stdout.write('x')"], startupEnv("cold")],
+    "executable (this release)": [launcher, ["127.0.0.1:1"], startupEnv("cold")],
+    "JavaScript plugin (0.1.0), compile cache cold": [
+      process.execPath,
+      [...javascriptPlugin, "127.0.0.1:1"],
+      startupEnv("cold"),
+    ],
+    "JavaScript plugin (0.1.0), compile cache warm": [
+      process.execPath,
+      [...javascriptPlugin, "127.0.0.1:1"],
+      startupEnv("warm"),
+    ],
+    "macOS bundle under Node, compile cache cold": [process.execPath, [...bundle, "127.0.0.1:1"], startupEnv("cold")],
+    "macOS bundle under Node, compile cache warm": [process.execPath, [...bundle, "127.0.0.1:1"], startupEnv("warm")],
+  };
+  const startup: Record<string, number[]> = Object.fromEntries(Object.keys(starts).map((name) => [name, []]));
+  for (const [command, args, env] of Object.values(starts)) await timeToFirstLine(command, args, env); // fills caches
   for (let index = 0; index < startups; index++) {
-    startup["node -e ''"]?.push(
-      await (async () => {
-        const started = performance.now();
-        await run(process.execPath, ["-e", ""]);
-        return performance.now() - started;
-      })(),
-    );
-    startup.cold?.push(await timeToFirstLine(launcher, ["127.0.0.1:1"], startupEnv("cold")));
-    startup.warm?.push(await timeToFirstLine(launcher, ["127.0.0.1:1"], startupEnv("warm")));
+    for (const [name, [command, args, env]] of Object.entries(starts)) {
+      startup[name]?.push(await timeToFirstLine(command, args, env));
+    }
   }
   console.log(
     Object.entries(startup)
@@ -232,8 +295,9 @@ try {
   await writeFile(join(yaml.dir, "Pulumi.yaml"), yamlProgram(200));
   await writeFile(join(javascript.dir, "index.js"), javascriptProgram(200));
   await takePeak();
+  const sampler = samplePeak("pulumi-resource-tfegov");
   await yaml.pulumi(commands.up);
-  const pluginPeak = await takePeak();
+  const pluginPeak = sampler.stop();
   await yaml.pulumi(commands.destroy);
   await takePeak();
   await javascript.pulumi(commands.up);
@@ -244,15 +308,27 @@ try {
   const lines = [
     `# The plugin for other languages, ${new Date().toISOString().slice(0, 10)}`,
     "",
-    "`npm run bench:plugin`: the plugin installed from its tarball, the local server, Pulumi CLI 3.259, the YAML",
+    "`npm run bench:plugin`: the plugin installed from its tarball (the executable), the local server, Pulumi CLI 3.259, the YAML",
     `host v1.25.0, Node.js ${process.version}. Medians of ${startups} start-ups and of ${runs} runs per operation.`,
     "",
-    "| start-up, spawn to port | median |",
-    "| --- | --- |",
-    ...Object.entries(startup).map(
-      ([name, values]) =>
-        `| ${name === "cold" ? "plugin, compile cache cold" : name === "warm" ? "plugin, compile cache warm" : "`node -e ''` alone"} | ${seconds(median(values))} |`,
-    ),
+    "| start-up, spawn to port | median | / JavaScript plugin, cold | / JavaScript plugin, warm |",
+    "| --- | --- | --- | --- |",
+    ...Object.entries(startup).map(([name, values]) => {
+      const ratio = (to: string) => (median(values) / median(startup[to] as number[])).toFixed(2);
+      const [cold, warm] = [
+        "JavaScript plugin (0.1.0), compile cache cold",
+        "JavaScript plugin (0.1.0), compile cache warm",
+      ];
+      return `| ${name} | ${seconds(median(values))} | ${ratio(cold)} | ${ratio(warm)} |`;
+    }),
+    "",
+    "| tarball | size | files |",
+    "| --- | --- | --- |",
+    ...tarballs.map(({ name, bytes, files }) => `| ${name} | ${(bytes / 1024 / 1024).toFixed(1)} MB | ${files} |`),
+    "",
+    differing.length === 0
+      ? `Built twice from this checkout: every file the same bytes (${first.length} checksums in SHA256SUMS).`
+      : `Built twice from this checkout: ${differing.join(", ")} differed.`,
     "",
     "| 50 policies | YAML (plugin) | JavaScript (dynamic providers) | YAML / JavaScript |",
     "| --- | --- | --- | --- |",

@@ -96,18 +96,24 @@ function runtimeBinary(platform) {
 function seaBlob(bundle, workDir) {
   const config = join(workDir, "sea-config.json");
   const blob = join(workDir, "sea.blob");
+  // Paths relative to the folder it runs in: the blob records the main script's path, and a temporary folder's
+  // random name would make every build's bytes differ.
+  copyFileSync(bundle, join(workDir, "sea-main.js"));
   writeFileSync(
     config,
     JSON.stringify({
-      main: bundle,
-      output: blob,
+      main: "sea-main.js",
+      output: "sea.blob",
       disableExperimentalSEAWarning: true,
       useSnapshot: false,
       useCodeCache: false,
     }),
   );
   const maker = runtimes[hostPlatform()] ? hostPlatform() : "linux-amd64";
-  execFileSync(runtimeBinary(maker), ["--experimental-sea-config", config], { stdio: ["ignore", "pipe", "inherit"] });
+  execFileSync(runtimeBinary(maker), ["--experimental-sea-config", "sea-config.json"], {
+    cwd: workDir,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return readFileSync(blob);
 }
 

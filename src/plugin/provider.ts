@@ -13,6 +13,7 @@ import type { ProviderType } from "../resources/shim";
 import { constructPolicyFolder } from "./construct";
 import { detailedDiff } from "./detailed-diff";
 import { invokeFunction } from "./functions";
+import { inProgramLanguage, programLanguage } from "./program-language";
 import schemaDocument from "./schema.json";
 import { isSecretEnvelope, secret, unwrapProperties, unwrapSecrets, wrapProperties } from "./secrets";
 
@@ -32,6 +33,23 @@ const resourceTypes: Readonly<Record<string, ProviderType>> = {
   // A PolicyFolder's manifest, registered by the component itself: not in the schema, no SDK declares it.
   [`${packageName}:index:PolicyFolderManifest`]: "PolicyFolderManifest",
 };
+
+/** The arguments of every resource, as the schema (and YAML) names them. */
+const argumentNames = [
+  ...new Set(
+    Object.values(schemaDocument.resources as Record<string, { inputProperties?: object }>).flatMap((resource) =>
+      Object.keys(resource.inputProperties ?? {}),
+    ),
+  ),
+];
+
+/** The language of the program in the project the engine started the plugin in (its Pulumi.yaml). */
+const language = programLanguage(process.cwd());
+
+/** A message as this plugin's program reads it: settings under `tfegov:`, arguments as its language spells them. */
+export function forProgram(text: string): string {
+  return inProgramLanguage(inNamespace(text, packageName), language, argumentNames);
+}
 
 /** The property table of each type whose diff is shown in detail; a folder's hidden manifest shows none. */
 const resourceTables: Partial<Record<ProviderType, PropertyTable>> = {
@@ -95,7 +113,10 @@ export class GovernanceProvider implements pulumiProvider.Provider {
       const value = plain[key] ?? plain[`${packageName}:${key}`];
       return value === undefined || value === null ? undefined : String(value);
     };
-    for (const provider of Object.values(providers)) provider.context.configureFrom(get, packageName);
+    for (const provider of Object.values(providers)) {
+      provider.context.configureFrom(get, packageName);
+      provider.context.wording = forProgram;
+    }
   }
 
   async check(urn: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
@@ -110,7 +131,7 @@ export class GovernanceProvider implements pulumiProvider.Provider {
       inputs: this.forState(type, inputs, secretNames),
       failures: (result.failures ?? []).map((failure) => ({
         property: failure.property,
-        reason: inNamespace(failure.reason, packageName),
+        reason: forProgram(failure.reason),
       })),
     };
   }
@@ -256,10 +277,10 @@ async function guarded<T>(
       if (forState && typeof recorded.properties === "object" && recorded.properties !== null) {
         recorded.properties = forState(recorded.properties as Record<string, unknown>);
       }
-      error.message = inNamespace(error.message, packageName);
+      error.message = forProgram(error.message);
       const partial = error as Error & { reasons?: unknown };
       if (Array.isArray(partial.reasons)) {
-        partial.reasons = partial.reasons.map((reason) => inNamespace(String(reason), packageName));
+        partial.reasons = partial.reasons.map((reason) => forProgram(String(reason)));
       }
     }
     throw error;

@@ -118,9 +118,15 @@ export class ProviderContext {
 
   private readonly engineLog = new EngineLog();
 
+  /**
+   * How a message reads in the program's language: settings under this provider's namespace; where the plugin serves
+   * another language, its arguments as that language spells them (src/plugin/program-language.ts).
+   */
+  wording: (message: string) => string = (message) => inNamespace(message, this.namespace);
+
   /** A fact the engine shows under the resource, which no diff can show (a secret that changed). */
   info(urn: unknown, message: string): Promise<void> {
-    return this.engineLog.info(urn, inNamespace(message, this.namespace));
+    return this.engineLog.info(urn, this.wording(message));
   }
 
   /**
@@ -128,7 +134,7 @@ export class ProviderContext {
    * on stderr, where Pulumi shows it under the stack.
    */
   warn(urn: unknown, message: string): Promise<void> {
-    return this.engineLog.warn(urn, inNamespace(message, this.namespace));
+    return this.engineLog.warn(urn, this.wording(message));
   }
 
   private readonly policySets = new Map<string, Promise<ServicePolicySet | undefined>>();

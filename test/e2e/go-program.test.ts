@@ -106,7 +106,9 @@ describe("a Go program through the plugin, under the real engine and Go host", (
     await project.writeFile("main.go", program("advisory"));
     const refused = await project.run(["preview"], { allowFailure: true });
     expect(refused.code).not.toBe(0);
-    expect(refused.output).toContain("weakens governance: enforcementLevel goes from hard-mandatory to advisory");
+    // Arguments as Go writes them.
+    expect(refused.output).toContain("weakens governance: EnforcementLevel goes from hard-mandatory to advisory");
+    expect(refused.output).toContain("set AllowWeakening: pulumi.Bool(true) on this resource");
 
     await project.writeFile("main.go", program("hard-mandatory"));
     await project.run(["destroy", "--yes", "--skip-preview"]);

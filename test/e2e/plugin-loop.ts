@@ -59,6 +59,10 @@ export interface LanguageProgram {
   importCode:
     | { file: string; type: RegExp }
     | { handWritten(policy: { name: string; description: string; level: string; code: string }): string };
+  /** An argument as the language writes it (`enforcementLevel` in YAML, `enforcement_level` in Python). */
+  argument(name: string): string;
+  /** An argument set to true as the language writes it (`allowWeakening: true`, `allow_weakening=True`). */
+  argumentTrue(name: string): string;
   /** What the language says of the misspelled argument (ProgramOptions.typo) before any request. */
   typoMessage: RegExp;
   /**
@@ -233,9 +237,11 @@ export function describePluginLoop(language: LanguageProgram): void {
       await writeProgram(project, { level: "advisory" });
       const refused = await project.run(["preview"], { allowFailure: true });
       expect(refused.code).not.toBe(0);
+      // Arguments as the program's language writes them; the stack setting as stack config spells it.
       expect(refused.output).toContain(
-        'policy "guard" weakens governance: enforcementLevel goes from hard-mandatory to advisory',
+        `policy "guard" weakens governance: ${language.argument("enforcementLevel")} goes from hard-mandatory to advisory`,
       );
+      expect(refused.output).toContain(`set ${language.argumentTrue("allowWeakening")} on this resource`);
       // The settings the message names are the plugin's, as the program's stack config spells them.
       expect(refused.output).toContain("pulumi config set tfegov:allowWeakening true");
       expect(refused.output).not.toMatch(/\btfe:allowWeakening/);
@@ -243,7 +249,7 @@ export function describePluginLoop(language: LanguageProgram): void {
 
       await writeProgram(project, { level: "advisory", allowWeakening: true });
       const allowed = await project.run(["up", "--yes", "--skip-preview"]);
-      expect(allowed.output).toContain("allowed by allowWeakening");
+      expect(allowed.output).toContain(`allowed by ${language.argument("allowWeakening")}`);
       expect(await levelOf("guard")).toBe("advisory");
     }, 240_000);
 

@@ -61,6 +61,8 @@ describePluginLoop({
       `enforcement_level=${JSON.stringify(policy.level)}, code=${JSON.stringify(policy.code)})\n`,
   },
   typoMessage: /unexpected keyword argument 'enforcment_level'/,
+  argument: (name) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`),
+  argumentTrue: (name) => `${name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)}=True`,
   downloaded: true,
   async setUp(project, artifacts, path) {
     // Pulumi's Python host v3.68 runs the python it finds on PATH: the virtualenv's, first.

@@ -76,6 +76,8 @@ describePluginLoop({
   projectName: "tfegov-yaml",
   program: (options) => ({ "Pulumi.yaml": program(options) }),
   importCode: { file: "imported.yaml", type: /type: tfegov:(index:)?Policy\n/ },
+  argument: (name) => name,
+  argumentTrue: (name) => `${name}: true`,
   typoMessage: /enforcmentLevel/,
 });
 
