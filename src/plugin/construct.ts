@@ -26,6 +26,15 @@ class PluginPolicyFolder extends pulumi.ComponentResource {
     super(`${packageName}:index:PolicyFolder`, name, {}, opts);
   }
 
+  /**
+   * The SDK registers a component's outputs itself, empty, once its `initialize` resolves, and ignores every later
+   * call: the folder's outputs, known only once the folder is read, would never reach the state. That empty call is
+   * let pass; `finish` registers the folder's.
+   */
+  override registerOutputs(outputs?: pulumi.Inputs | Promise<pulumi.Inputs> | pulumi.Output<pulumi.Inputs>): void {
+    if (outputs !== undefined) super.registerOutputs(outputs);
+  }
+
   finish(outputs: pulumi.Inputs): void {
     this.registerOutputs(outputs);
   }

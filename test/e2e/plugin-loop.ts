@@ -196,6 +196,12 @@ export function describePluginLoop(language: LanguageProgram): void {
       ]);
 
       await project.run(["preview", "--expect-no-changes"]);
+      // The component records its outputs in state, as a component of the program's own language does.
+      const state = JSON.parse(await project.exportState());
+      const component = state.deployment.resources.find(
+        (resource: { type: string }) => resource.type === "tfegov:index:PolicyFolder",
+      );
+      expect(Object.keys(component?.outputs?.policyIds ?? {})).toEqual(["folder-rule"]);
     }, 240_000);
 
     it("shows a change as the properties the program wrote: the code, the one rotated secret parameter", async () => {
