@@ -82,12 +82,19 @@ describe("layers of src/", () => {
     expect(importsFrom("server/", "client/")).toEqual([]);
   });
 
-  it("the plugin for other languages is on top: nothing below imports it, and it imports no command", () => {
+  it("the plugin for other languages is on top: nothing below imports it, and only its entry runs a command", () => {
     const below = [...graph.keys()].filter((file) => !file.startsWith("plugin/"));
     expect(below.flatMap((file) => (graph.get(file) ?? []).filter((target) => target.startsWith("plugin/")))).toEqual(
       [],
     );
     expect(importsFrom("plugin/", "cli/")).toEqual([]);
+    // The executable serves the commands its messages name (pending-creates): its entry loads them on demand, the
+    // provider never does.
+    const requiresCommand = [...graph.keys()].filter(
+      (file) =>
+        file.startsWith("plugin/") && /require\("\.\.\/cli\//.test(readFileSync(join(sourceRoot, file), "utf8")),
+    );
+    expect(requiresCommand).toEqual(["plugin/main.ts"]);
     expect(importsFrom("plugin/", "importer/")).toEqual([]);
     expect(importsFrom("plugin/", "server/")).toEqual([]);
   });

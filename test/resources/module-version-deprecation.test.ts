@@ -260,6 +260,7 @@ describe("ModuleVersionDeprecationProvider.diff", () => {
   it("finds no change when the inputs equal the outputs", async () => {
     expect(await provider.diff("id", olds, inputs())).toEqual({
       changes: false,
+      changed: [],
       replaces: [],
       deleteBeforeReplace: false,
     });
@@ -273,7 +274,7 @@ describe("ModuleVersionDeprecationProvider.diff", () => {
     ["version", { version: unknownValue }],
   ])("replaces when %s changes", async (property, override) => {
     const result = await provider.diff("id", olds, inputs(override));
-    expect(result).toEqual({ changes: true, replaces: [property], deleteBeforeReplace: false });
+    expect(result).toEqual({ changes: true, changed: [[property]], replaces: [property], deleteBeforeReplace: false });
   });
 
   it.each([
@@ -283,7 +284,7 @@ describe("ModuleVersionDeprecationProvider.diff", () => {
     "reinstates before deprecating when only the case of %s changes: both name one version",
     async (property, override) => {
       const result = await provider.diff("id", olds, inputs(override));
-      expect(result).toEqual({ changes: true, replaces: [property], deleteBeforeReplace: true });
+      expect(result).toEqual({ changes: true, changed: [[property]], replaces: [property], deleteBeforeReplace: true });
     },
   );
 
@@ -292,6 +293,7 @@ describe("ModuleVersionDeprecationProvider.diff", () => {
     async (override) => {
       expect(await provider.diff("id", olds, inputs(override))).toEqual({
         changes: true,
+        changed: [Object.keys(override)],
         replaces: [],
         deleteBeforeReplace: false,
       });
@@ -399,7 +401,7 @@ describe("ModuleVersionDeprecationProvider against the local server", () => {
     });
     expect(read.inputs).toMatchObject({ reason: `Changed in the UI.${appendedNotice}` });
     const diff = await provider.diff(created.id, read.props as ModuleVersionDeprecationOutputs, inputs());
-    expect(diff).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+    expect(diff).toEqual({ changes: true, changed: [["reason"], ["link"]], replaces: [], deleteBeforeReplace: false });
     await provider.update(created.id, read.props as ModuleVersionDeprecationOutputs, inputs());
     expect(await registryDeprecation(outside, "1.0.0")).toEqual({
       reason: `${inputs().reason}${appendedNotice}`,
@@ -468,7 +470,7 @@ describe("ModuleVersionDeprecationProvider against the local server", () => {
     const created = await provider.create(inputs());
     const news = inputs({ version: "2.0.0-rc.1" });
     const diff = await provider.diff(created.id, created.outs as ModuleVersionDeprecationOutputs, news);
-    expect(diff).toEqual({ changes: true, replaces: ["version"], deleteBeforeReplace: false });
+    expect(diff).toEqual({ changes: true, changed: [["version"]], replaces: ["version"], deleteBeforeReplace: false });
     const replacement = await provider.create(news);
     await provider.delete(created.id);
     expect(replacement.id).toBe("acme/vpc/aws/2.0.0-rc.1");

@@ -361,6 +361,7 @@ describe("diff", () => {
       await provider.diff(old.policyId, old, await checked({ description: "d", policySetIds: [policySetId] })),
     ).toEqual({
       changes: false,
+      changed: [],
       replaces: [],
       deleteBeforeReplace: false,
     });
@@ -375,6 +376,7 @@ describe("diff", () => {
     const news = await checked({ description: "d", policySetIds: [policySetId], codeFile: copy, adoptExisting: true });
     expect(await provider.diff(old.policyId, old, news)).toEqual({
       changes: false,
+      changed: [],
       replaces: [],
       deleteBeforeReplace: false,
     });
@@ -409,6 +411,7 @@ describe("diff", () => {
     const renamed = await checked({ name: "renamed", description: "d", policySetIds: [policySetId] });
     expect(await provider.diff(old.policyId, old, renamed)).toEqual({
       changes: true,
+      changed: [["name"]],
       replaces: ["name"],
       deleteBeforeReplace: false,
     });
@@ -418,6 +421,7 @@ describe("diff", () => {
     const newKind = await checked({ ...opa, policySetIds: [opaSetId], allowWeakening: true });
     expect(await provider.diff(old.policyId, old, newKind)).toEqual({
       changes: true,
+      changed: [["kind"], ["query"], ["policySetIds"], ["codeHash"]],
       replaces: ["kind"],
       deleteBeforeReplace: true,
     });
@@ -425,6 +429,7 @@ describe("diff", () => {
     const otherSets = await checked({ description: "d", policySetIds: [], allowWeakening: true });
     expect(await provider.diff(old.policyId, old, otherSets)).toEqual({
       changes: true,
+      changed: [["policySetIds"]],
       replaces: [],
       deleteBeforeReplace: false,
     });
