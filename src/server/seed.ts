@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { policySetKinds } from "../contract/policies";
+import { policyResultStatuses, runStatuses } from "../contract/runs";
 import { invalidDocument, issueMessages } from "./errors";
 import type { Storage } from "./storage";
 
@@ -65,6 +66,38 @@ export const seedSchema = z.strictObject({
         id: z.string().regex(/^ot-[A-Za-z0-9]+$/),
         organization: name,
         serviceProvider: name.default("github"),
+      }),
+    )
+    .default([]),
+  /**
+   * Runs of workspaces, with the policy results each recorded: what a team reads to see whom a stricter policy
+   * would block. Sentinel results go to a task stage (or, with `via: "policy-check"`, to the older policy check),
+   * OPA results to a task stage, Terraform policy results to a tf-policy evaluation.
+   */
+  runs: z
+    .array(
+      z.strictObject({
+        id: z.string().regex(/^run-[A-Za-z0-9]+$/),
+        workspace: z.string().regex(/^ws-[A-Za-z0-9]+$/),
+        createdAt: z.iso.datetime(),
+        status: z.enum(runStatuses).default("applied"),
+        message: z.string().default("Triggered via API"),
+        policyResults: z
+          .array(
+            z
+              .strictObject({
+                kind: z.enum(policySetKinds).default("sentinel"),
+                via: z.enum(["task-stage", "policy-check"]).default("task-stage"),
+                policySet: name,
+                policy: name,
+                level: name,
+                status: z.enum(policyResultStatuses),
+              })
+              .refine((result) => result.via === "task-stage" || result.kind === "sentinel", {
+                message: 'via "policy-check" is for Sentinel results only',
+              }),
+          )
+          .default([]),
       }),
     )
     .default([]),
@@ -149,6 +182,15 @@ export function applySeed(storage: Storage, seed: z.output<typeof seedSchema> | 
   }
   for (const installation of seed.githubAppInstallations) {
     storage.addVcsCredential({ id: installation.id, organization: null, serviceProvider: "github" });
+  }
+  for (const [index, run] of seed.runs.entries()) {
+    if (!storage.scopeTarget("workspaces", run.workspace)) {
+      throw new Error(
+        `seed: runs[${index}] names workspace "${run.workspace}", which is neither in "workspaces" nor stored`,
+      );
+    }
+    const { policyResults, ...rest } = run;
+    storage.addRun({ ...rest, results: policyResults });
   }
   for (const [index, module] of seed.modules.entries()) {
     requireOrganization(module.organization, `modules[${index}]`);
