@@ -81,6 +81,11 @@ export class TfeClient {
     this.runs = new RunsApi(this.#transport);
   }
 
+  /** Requests this client has sent, every attempt of every call counted. */
+  get requestsSent(): number {
+    return this.#transport.requestsSent;
+  }
+
   /**
    * A client configured by {@link resolveClientConfig}: explicit values, stack config, environment, credentials file;
    * timeout, retries and pace by {@link clientTuning} where the options leave them out.

@@ -76,29 +76,35 @@ export const seedSchema = z.strictObject({
    */
   runs: z
     .array(
-      z.strictObject({
-        id: z.string().regex(/^run-[A-Za-z0-9]+$/),
-        workspace: z.string().regex(/^ws-[A-Za-z0-9]+$/),
-        createdAt: z.iso.datetime(),
-        status: z.enum(runStatuses).default("applied"),
-        message: z.string().default("Triggered via API"),
-        policyResults: z
-          .array(
-            z
-              .strictObject({
-                kind: z.enum(policySetKinds).default("sentinel"),
-                via: z.enum(["task-stage", "policy-check"]).default("task-stage"),
-                policySet: name,
-                policy: name,
-                level: name,
-                status: z.enum(policyResultStatuses),
-              })
-              .refine((result) => result.via === "task-stage" || result.kind === "sentinel", {
-                message: 'via "policy-check" is for Sentinel results only',
-              }),
-          )
-          .default([]),
-      }),
+      z
+        .strictObject({
+          id: z.string().regex(/^run-[A-Za-z0-9]+$/),
+          workspace: z.string().regex(/^ws-[A-Za-z0-9]+$/),
+          /** When the run was made; or `daysAgo`, counted from the server's start, for a seed that stays recent. */
+          createdAt: z.iso.datetime().optional(),
+          daysAgo: z.number().nonnegative().optional(),
+          status: z.enum(runStatuses).default("applied"),
+          message: z.string().default("Triggered via API"),
+          policyResults: z
+            .array(
+              z
+                .strictObject({
+                  kind: z.enum(policySetKinds).default("sentinel"),
+                  via: z.enum(["task-stage", "policy-check"]).default("task-stage"),
+                  policySet: name,
+                  policy: name,
+                  level: name,
+                  status: z.enum(policyResultStatuses),
+                })
+                .refine((result) => result.via === "task-stage" || result.kind === "sentinel", {
+                  message: 'via "policy-check" is for Sentinel results only',
+                }),
+            )
+            .default([]),
+        })
+        .refine((run) => (run.createdAt === undefined) !== (run.daysAgo === undefined), {
+          message: 'give "createdAt" (a date) or "daysAgo" (a number of days before the server starts), one of them',
+        }),
     )
     .default([]),
   /** GitHub App installations: what a set's vcs-repo names as github-app-installation-id. */
@@ -189,8 +195,9 @@ export function applySeed(storage: Storage, seed: z.output<typeof seedSchema> | 
         `seed: runs[${index}] names workspace "${run.workspace}", which is neither in "workspaces" nor stored`,
       );
     }
-    const { policyResults, ...rest } = run;
-    storage.addRun({ ...rest, results: policyResults });
+    const { policyResults, daysAgo, createdAt, ...rest } = run;
+    const made = createdAt ?? new Date(Date.now() - (daysAgo as number) * 24 * 3600 * 1000).toISOString();
+    storage.addRun({ ...rest, createdAt: made, results: policyResults });
   }
   for (const [index, module] of seed.modules.entries()) {
     requireOrganization(module.organization, `modules[${index}]`);
