@@ -1,5 +1,35 @@
 import { type RunningServer, type ServerOptions, startServer } from "../src/server";
 
+/**
+ * A run's policy results, one recorded each way the service records them: Sentinel (advisory, failed; mandatory,
+ * passed) and OPA in a task stage, Sentinel in the older policy check, Terraform policy in its own evaluation.
+ */
+export const resultsOfEveryKind = [
+  { policySet: "baseline", policy: "require-tags", level: "advisory", status: "failed" as const },
+  { policySet: "baseline", policy: "restrict-regions", level: "hard-mandatory", status: "passed" as const },
+  {
+    kind: "opa" as const,
+    policySet: "opa-baseline",
+    policy: "deny-public",
+    level: "mandatory",
+    status: "passed" as const,
+  },
+  {
+    via: "policy-check" as const,
+    policySet: "legacy",
+    policy: "old-rule",
+    level: "soft-mandatory",
+    status: "failed" as const,
+  },
+  {
+    kind: "tfpolicy" as const,
+    policySet: "tf-rules",
+    policy: "s3-encrypted",
+    level: "mandatory_overridable",
+    status: "failed" as const,
+  },
+];
+
 export interface SeededAccount {
   organization: string;
   token: string;

@@ -68,6 +68,18 @@ namespace PulumiTfeGovernance.Tfegov
         public Input<string>? Hostname { get; set; }
 
         /// <summary>
+        /// Requests a preview may send for each stricter change's reads of recent runs; default 300.
+        /// </summary>
+        [Input("impactRequestBudget", json: true)]
+        public Input<int>? ImpactRequestBudget { get; set; }
+
+        /// <summary>
+        /// Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
+        /// </summary>
+        [Input("impactWindowDays", json: true)]
+        public Input<int>? ImpactWindowDays { get; set; }
+
+        /// <summary>
         /// Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.
         /// </summary>
         [Input("maxRetries", json: true)]

@@ -38,6 +38,8 @@ export class Provider extends pulumi.ProviderResource {
             resourceInputs["allowWeakening"] = pulumi.output(args?.allowWeakening).apply(JSON.stringify);
             resourceInputs["caCertificate"] = args?.caCertificate;
             resourceInputs["hostname"] = args?.hostname;
+            resourceInputs["impactRequestBudget"] = pulumi.output(args?.impactRequestBudget).apply(JSON.stringify);
+            resourceInputs["impactWindowDays"] = pulumi.output(args?.impactWindowDays).apply(JSON.stringify);
             resourceInputs["maxRetries"] = pulumi.output(args?.maxRetries).apply(JSON.stringify);
             resourceInputs["organization"] = args?.organization;
             resourceInputs["requestsPerSecond"] = pulumi.output(args?.requestsPerSecond).apply(JSON.stringify);
@@ -72,6 +74,14 @@ export interface ProviderArgs {
      * Host name instead of an address (https:// is added), or TFE_HOSTNAME.
      */
     hostname?: pulumi.Input<string>;
+    /**
+     * Requests a preview may send for each stricter change's reads of recent runs; default 300.
+     */
+    impactRequestBudget?: pulumi.Input<number>;
+    /**
+     * Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
+     */
+    impactWindowDays?: pulumi.Input<number>;
     /**
      * Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.
      */

@@ -2,6 +2,7 @@
 import { importMain, StreamProgress } from "../importer/command";
 import { pendingCreatesMain } from "../recovery/pending-creates";
 import { checkFolderMain } from "./check-folder";
+import { impactMain } from "./impact";
 import { tfeGovernanceUsage as usage } from "./usage";
 
 async function main(argv: string[]): Promise<number> {
@@ -20,6 +21,9 @@ async function main(argv: string[]): Promise<number> {
       log: (line) => process.stderr.write(`${line}\n`),
     });
   }
+  if (command === "impact") {
+    return impactMain(args, { out: process.stdout, log: (line) => process.stderr.write(`${line}\n`) });
+  }
   if (command === "check-folder") {
     return checkFolderMain(args, { out: process.stdout, log: (line) => process.stderr.write(`${line}\n`) });
   }
@@ -28,7 +32,7 @@ async function main(argv: string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   process.stderr.write(
-    `tfe-governance: unknown command "${command}": the commands are: import, pending-creates, check-folder\n`,
+    `tfe-governance: unknown command "${command}": the commands are: import, pending-creates, check-folder, impact\n`,
   );
   return 2;
 }

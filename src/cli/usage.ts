@@ -2,6 +2,7 @@
 import { importUsage } from "../importer/usage";
 import { pendingCreatesUsage } from "../recovery/usage";
 import { checkFolderUsage } from "./check-folder-usage";
+import { impactUsage } from "./impact-usage";
 
 export const tfeGovernanceUsage = `Usage: tfe-governance <command> [options]
 
@@ -13,6 +14,8 @@ Commands:
   check-folder
             Compare a policy-set folder with the one it replaces, as PolicySet does at preview: for a
             library's CI, before a push reaches a set read from version control.
+  impact    The service's recent policy results of an organization, by workspace and policy: whom a
+            stricter level would block.
 
 Run "tfe-governance <command> --help" for a command's options.
 
@@ -20,4 +23,6 @@ ${importUsage}
 
 ${pendingCreatesUsage}
 
-${checkFolderUsage}`;
+${checkFolderUsage}
+
+${impactUsage}`;

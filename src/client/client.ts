@@ -15,6 +15,7 @@ import { PoliciesApi } from "./policies";
 import { PolicySetsApi } from "./policy-sets";
 import { sharedRateLimiter } from "./rate-limiter";
 import { RegistryApi } from "./registry";
+import { RunsApi } from "./runs";
 import { defaultRetryPolicy, Transport } from "./transport";
 import { ScopeTargetsApi } from "./workspaces";
 
@@ -47,6 +48,8 @@ export class TfeClient {
   /** Workspaces and projects, read-only: what a policy set's scope names. */
   readonly workspaces: ScopeTargetsApi;
   readonly projects: ScopeTargetsApi;
+  /** Workspaces' runs and the policy results they recorded, read-only. */
+  readonly runs: RunsApi;
   readonly address: string;
   readonly #transport: Transport;
 
@@ -75,6 +78,12 @@ export class TfeClient {
     this.registry = new RegistryApi(this.#transport);
     this.workspaces = new ScopeTargetsApi(this.#transport, "workspaces");
     this.projects = new ScopeTargetsApi(this.#transport, "projects");
+    this.runs = new RunsApi(this.#transport);
+  }
+
+  /** Requests this client has sent, every attempt of every call counted. */
+  get requestsSent(): number {
+    return this.#transport.requestsSent;
   }
 
   /**

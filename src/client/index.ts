@@ -67,5 +67,6 @@ export type {
   RegistryModuleVersion,
   RegistryModuleVersionSummary,
 } from "./registry";
+export type { PolicyResult, Run, RunsApi } from "./runs";
 export { defaultRetryPolicy, type RetryPolicy } from "./transport";
 export type { ScopeTarget, ScopeTargetsApi } from "./workspaces";

@@ -131,6 +131,12 @@ export class Transport {
   #answered = false;
   /** What every answer of the service's own origin tells of its clock (see server-clock.ts). */
   readonly #clock = new ServerClock();
+  #sent = 0;
+
+  /** Requests sent so far, every attempt counted: what a read bounded by a request budget counts. */
+  get requestsSent(): number {
+    return this.#sent;
+  }
 
   constructor(options: TransportOptions) {
     const { token, address, ...rest } = options;
@@ -295,6 +301,7 @@ export class Transport {
         // undici's timers bound the wait for the answer and every stall of its body; the signal bounds the whole
         // attempt, so a body that trickles in a byte at a time cannot hold it past timeoutMs either. A stalled or
         // trickling body is retried like a stalled answer.
+        this.#sent++;
         const sentAt = ServerClock.now();
         const attemptTimeout = AbortSignal.timeout(timeoutMs);
         const {

@@ -15,6 +15,7 @@ import {
   tfeCause,
 } from "./failure-report";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
+import { defaultImpactSettings, type ImpactSettings } from "./impact";
 import { codeChecksRequired, inNamespace } from "./provider-settings";
 import { isUnknown } from "./unknown";
 
@@ -40,6 +41,22 @@ export class ProviderContext {
    * `tfe:verifyCodeOnRefresh` (or `TFE_VERIFY_CODE_ON_REFRESH`) set to `true`: refresh downloads every policy's code,
    * instead of only code whose `updated-at` moved since the state recorded it.
    */
+  /**
+   * How far back and with how many requests a preview reads whom a stricter policy would block:
+   * `tfe:impactWindowDays` (`TFE_IMPACT_WINDOW_DAYS`, 0 turns the reads off) and `tfe:impactRequestBudget`
+   * (`TFE_IMPACT_REQUEST_BUDGET`). CheckConfig and the program's checks refuse values that are not whole numbers.
+   */
+  get impactSettings(): ImpactSettings {
+    const whole = (key: string, variable: string, fallback: number) => {
+      const text = this.stackConfig?.get(key) ?? process.env[variable];
+      return text !== undefined && /^\d+$/.test(text) ? Number(text) : fallback;
+    };
+    return {
+      windowDays: whole("impactWindowDays", "TFE_IMPACT_WINDOW_DAYS", defaultImpactSettings.windowDays),
+      requestBudget: whole("impactRequestBudget", "TFE_IMPACT_REQUEST_BUDGET", defaultImpactSettings.requestBudget),
+    };
+  }
+
   get verifyCodeOnRefresh(): boolean {
     return (this.stackConfig?.get("verifyCodeOnRefresh") ?? process.env.TFE_VERIFY_CODE_ON_REFRESH) === "true";
   }

@@ -49,6 +49,15 @@ export const providerSettings = {
     type: "boolean",
     description: "true: a missing checker (no opa on PATH) fails preview instead of warning.",
   },
+  impactWindowDays: {
+    type: "integer",
+    description:
+      "Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.",
+  },
+  impactRequestBudget: {
+    type: "integer",
+    description: "Requests a preview may send for each stricter change's reads of recent runs; default 300.",
+  },
 } as const satisfies Record<string, Setting>;
 
 /**

@@ -11,6 +11,7 @@ import { registerModuleVersionRoutes } from "./routes/module-versions";
 import { registerPolicyRoutes } from "./routes/policies";
 import { registerPolicySetRoutes } from "./routes/policy-sets";
 import { registerRegistryRoutes } from "./routes/registry";
+import { registerRunRoutes } from "./routes/runs";
 import { registerUploadRoute } from "./routes/upload";
 import { registerVcsRoutes } from "./routes/vcs";
 import { registerWorkspaceRoutes } from "./routes/workspaces";
@@ -175,6 +176,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   registerModuleVersionRoutes(app, context);
   registerRegistryRoutes(app, context);
   registerWorkspaceRoutes(app, context);
+  registerRunRoutes(app, context);
   registerVcsRoutes(app, context);
   registerDiscoveryRoute(app);
 

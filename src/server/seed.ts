@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { policySetKinds } from "../contract/policies";
+import { policyResultStatuses, runStatuses } from "../contract/runs";
 import { invalidDocument, issueMessages } from "./errors";
 import type { Storage } from "./storage";
 
@@ -66,6 +67,44 @@ export const seedSchema = z.strictObject({
         organization: name,
         serviceProvider: name.default("github"),
       }),
+    )
+    .default([]),
+  /**
+   * Runs of workspaces, with the policy results each recorded: what a team reads to see whom a stricter policy
+   * would block. Sentinel results go to a task stage (or, with `via: "policy-check"`, to the older policy check),
+   * OPA results to a task stage, Terraform policy results to a tf-policy evaluation.
+   */
+  runs: z
+    .array(
+      z
+        .strictObject({
+          id: z.string().regex(/^run-[A-Za-z0-9]+$/),
+          workspace: z.string().regex(/^ws-[A-Za-z0-9]+$/),
+          /** When the run was made; or `daysAgo`, counted from the server's start, for a seed that stays recent. */
+          createdAt: z.iso.datetime().optional(),
+          daysAgo: z.number().nonnegative().optional(),
+          status: z.enum(runStatuses).default("applied"),
+          message: z.string().default("Triggered via API"),
+          policyResults: z
+            .array(
+              z
+                .strictObject({
+                  kind: z.enum(policySetKinds).default("sentinel"),
+                  via: z.enum(["task-stage", "policy-check"]).default("task-stage"),
+                  policySet: name,
+                  policy: name,
+                  level: name,
+                  status: z.enum(policyResultStatuses),
+                })
+                .refine((result) => result.via === "task-stage" || result.kind === "sentinel", {
+                  message: 'via "policy-check" is for Sentinel results only',
+                }),
+            )
+            .default([]),
+        })
+        .refine((run) => (run.createdAt === undefined) !== (run.daysAgo === undefined), {
+          message: 'give "createdAt" (a date) or "daysAgo" (a number of days before the server starts), one of them',
+        }),
     )
     .default([]),
   /** GitHub App installations: what a set's vcs-repo names as github-app-installation-id. */
@@ -149,6 +188,16 @@ export function applySeed(storage: Storage, seed: z.output<typeof seedSchema> | 
   }
   for (const installation of seed.githubAppInstallations) {
     storage.addVcsCredential({ id: installation.id, organization: null, serviceProvider: "github" });
+  }
+  for (const [index, run] of seed.runs.entries()) {
+    if (!storage.scopeTarget("workspaces", run.workspace)) {
+      throw new Error(
+        `seed: runs[${index}] names workspace "${run.workspace}", which is neither in "workspaces" nor stored`,
+      );
+    }
+    const { policyResults, daysAgo, createdAt, ...rest } = run;
+    const made = createdAt ?? new Date(Date.now() - (daysAgo as number) * 24 * 3600 * 1000).toISOString();
+    storage.addRun({ ...rest, createdAt: made, results: policyResults });
   }
   for (const [index, module] of seed.modules.entries()) {
     requireOrganization(module.organization, `modules[${index}]`);

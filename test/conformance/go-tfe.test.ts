@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server";
+import { resultsOfEveryKind } from "../seeded-server";
 import { conformanceBinary, goAvailable } from "./conformance-binary";
 
 // HashiCorp's Go client (go-tfe, pinned in go-tfe/go.mod) against a fresh local server, over http and https: the
@@ -20,6 +21,21 @@ const seed = {
   policySets: [{ id: policySetId, organization, name: "baseline" }],
   workspaces: [{ id: "ws-Conformance000001", organization, name: "conformance" }],
   projects: [{ id: "prj-Conformance00001", organization, name: "conformance" }],
+  // Two runs: the newer recorded a result each way the service records one (go-tfe/runs.go reads them).
+  runs: [
+    {
+      id: "run-Conformance00001",
+      workspace: "ws-Conformance000001",
+      createdAt: "2026-11-19T09:00:00.000Z",
+      policyResults: [],
+    },
+    {
+      id: "run-Conformance00002",
+      workspace: "ws-Conformance000001",
+      createdAt: "2026-11-20T09:00:00.000Z",
+      policyResults: resultsOfEveryKind,
+    },
+  ],
 };
 
 // Every go-tfe policy call and the raw-request reads must appear in the table, so a call dropped from the Go
@@ -60,6 +76,12 @@ const requiredCalls = [
   "NewRequest GET registry version",
   "NewRequest GET registry versions",
   "GET /.well-known/terraform.json",
+  "Runs.List",
+  "TaskStages.List",
+  "PolicyEvaluations.List",
+  "PolicySetOutcomes.List",
+  "PolicyChecks.List",
+  "TFPolicyEvaluationOutcomes.List",
 ];
 
 interface Row {

@@ -43,6 +43,11 @@ function pathOf(url: string): string {
     provider: "aws",
     version: "1.0.0",
     id: url.includes("/projects/") ? "prj-platform00000001" : "ws-production0000001",
+    workspaceId: "ws-production0000001",
+    runId: "run-production00001",
+    taskStageId: "ts-production00001",
+    policyEvaluationId: "poleval-production00001s",
+    tfPolicyEvaluationId: "tfpe-production00001",
   };
   return url.replace(/:([A-Za-z]+)/g, (_, name: string) => {
     const value = values[name];

@@ -14,6 +14,15 @@ import {
 import { registryErrorDocument, registryModuleVersion, registryModuleVersions } from "../../src/contract/registry";
 import { registryModuleDocument, registryModuleVersionDocument } from "../../src/contract/registry-modules";
 import {
+  policyCheckListDocument,
+  policyEvaluationListDocument,
+  policySetOutcomeListDocument,
+  runListDocument,
+  taskStageListDocument,
+  tfPolicyEvaluationListDocument,
+  tfPolicySetOutcomeListDocument,
+} from "../../src/contract/runs";
+import {
   projectDocument,
   projectListDocument,
   workspaceDocument,
@@ -57,6 +66,29 @@ const successDocuments: { method: string; path: RegExp; document: z.ZodType }[] 
   { method: "GET", path: new RegExp(`^/api/v2/workspaces/${segment}$`), document: workspaceDocument },
   { method: "GET", path: new RegExp(`^/api/v2/projects/${segment}$`), document: projectDocument },
   { method: "POST", path: /^\/_local\/vcs-push$/, document: vcsPushAnswer },
+  { method: "GET", path: new RegExp(`^/api/v2/workspaces/${segment}/runs$`), document: runListDocument },
+  { method: "GET", path: new RegExp(`^/api/v2/runs/${segment}/task-stages$`), document: taskStageListDocument },
+  {
+    method: "GET",
+    path: new RegExp(`^/api/v2/task-stages/${segment}/policy-evaluations$`),
+    document: policyEvaluationListDocument,
+  },
+  {
+    method: "GET",
+    path: new RegExp(`^/api/v2/policy-evaluations/${segment}/policy-set-outcomes$`),
+    document: policySetOutcomeListDocument,
+  },
+  { method: "GET", path: new RegExp(`^/api/v2/runs/${segment}/policy-checks$`), document: policyCheckListDocument },
+  {
+    method: "GET",
+    path: new RegExp(`^/api/v2/runs/${segment}/tf-policy-evaluations$`),
+    document: tfPolicyEvaluationListDocument,
+  },
+  {
+    method: "GET",
+    path: new RegExp(`^/api/v2/tf-policy-evaluations/${segment}/tf-policy-set-outcomes$`),
+    document: tfPolicySetOutcomeListDocument,
+  },
   { method: "POST", path: new RegExp(`^${modules}$`), document: registryModuleDocument },
   {
     method: "POST",

@@ -1,4 +1,5 @@
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server";
+import { resultsOfEveryKind } from "../seeded-server";
 import { checkContract } from "./contract";
 
 export const organization = "acme";
@@ -29,6 +30,15 @@ export const seed = {
     { id: "ws-globex0000000001", organization: otherOrganization, name: "elsewhere" },
   ],
   projects: [{ id: "prj-platform00000001", organization, name: "platform" }],
+  /** One run of production that recorded results every way the service records them. */
+  runs: [
+    {
+      id: "run-production00001",
+      workspace: "ws-production0000001",
+      createdAt: "2026-11-20T10:00:00.000Z",
+      policyResults: resultsOfEveryKind,
+    },
+  ],
   modules: [
     { organization, name: "vpc", provider: "aws", versions: ["1.0.0", "1.1.0"] },
     { organization: otherOrganization, name: "vpc", provider: "aws", versions: ["1.0.0"] },

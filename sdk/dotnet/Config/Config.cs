@@ -72,6 +72,26 @@ namespace PulumiTfeGovernance.Tfegov
             set => _hostname.Set(value);
         }
 
+        private static readonly __Value<int?> _impactRequestBudget = new __Value<int?>(() => __config.GetInt32("impactRequestBudget"));
+        /// <summary>
+        /// Requests a preview may send for each stricter change's reads of recent runs; default 300.
+        /// </summary>
+        public static int? ImpactRequestBudget
+        {
+            get => _impactRequestBudget.Get();
+            set => _impactRequestBudget.Set(value);
+        }
+
+        private static readonly __Value<int?> _impactWindowDays = new __Value<int?>(() => __config.GetInt32("impactWindowDays"));
+        /// <summary>
+        /// Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
+        /// </summary>
+        public static int? ImpactWindowDays
+        {
+            get => _impactWindowDays.Get();
+            set => _impactWindowDays.Set(value);
+        }
+
         private static readonly __Value<int?> _maxRetries = new __Value<int?>(() => __config.GetInt32("maxRetries"));
         /// <summary>
         /// Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.

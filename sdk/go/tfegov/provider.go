@@ -44,6 +44,10 @@ type providerArgs struct {
 	CaCertificate *string `pulumi:"caCertificate"`
 	// Host name instead of an address (https:// is added), or TFE_HOSTNAME.
 	Hostname *string `pulumi:"hostname"`
+	// Requests a preview may send for each stricter change's reads of recent runs; default 300.
+	ImpactRequestBudget *int `pulumi:"impactRequestBudget"`
+	// Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
+	ImpactWindowDays *int `pulumi:"impactWindowDays"`
 	// Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.
 	MaxRetries *int `pulumi:"maxRetries"`
 	// Default organization of the resources, or TFE_ORGANIZATION.
@@ -72,6 +76,10 @@ type ProviderArgs struct {
 	CaCertificate pulumi.StringPtrInput
 	// Host name instead of an address (https:// is added), or TFE_HOSTNAME.
 	Hostname pulumi.StringPtrInput
+	// Requests a preview may send for each stricter change's reads of recent runs; default 300.
+	ImpactRequestBudget pulumi.IntPtrInput
+	// Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
+	ImpactWindowDays pulumi.IntPtrInput
 	// Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.
 	MaxRetries pulumi.IntPtrInput
 	// Default organization of the resources, or TFE_ORGANIZATION.

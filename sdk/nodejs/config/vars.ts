@@ -52,6 +52,28 @@ Object.defineProperty(exports, "hostname", {
 });
 
 /**
+ * Requests a preview may send for each stricter change's reads of recent runs; default 300.
+ */
+export declare const impactRequestBudget: number | undefined;
+Object.defineProperty(exports, "impactRequestBudget", {
+    get() {
+        return __config.getObject<number>("impactRequestBudget");
+    },
+    enumerable: true,
+});
+
+/**
+ * Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
+ */
+export declare const impactWindowDays: number | undefined;
+Object.defineProperty(exports, "impactWindowDays", {
+    get() {
+        return __config.getObject<number>("impactWindowDays");
+    },
+    enumerable: true,
+});
+
+/**
  * Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.
  */
 export declare const maxRetries: number | undefined;

@@ -23,6 +23,8 @@ class ProviderArgs:
                  allow_weakening: Optional[pulumi.Input[_builtins.bool]] = None,
                  ca_certificate: Optional[pulumi.Input[_builtins.str]] = None,
                  hostname: Optional[pulumi.Input[_builtins.str]] = None,
+                 impact_request_budget: Optional[pulumi.Input[_builtins.int]] = None,
+                 impact_window_days: Optional[pulumi.Input[_builtins.int]] = None,
                  max_retries: Optional[pulumi.Input[_builtins.int]] = None,
                  organization: Optional[pulumi.Input[_builtins.str]] = None,
                  requests_per_second: Optional[pulumi.Input[_builtins.float]] = None,
@@ -38,6 +40,8 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.bool] allow_weakening: true: changes that weaken governance pass preview for the whole stack, with a warning.
         :param pulumi.Input[_builtins.str] ca_certificate: A CA certificate to trust besides Node's own: a PEM file path or PEM text.
         :param pulumi.Input[_builtins.str] hostname: Host name instead of an address (https:// is added), or TFE_HOSTNAME.
+        :param pulumi.Input[_builtins.int] impact_request_budget: Requests a preview may send for each stricter change's reads of recent runs; default 300.
+        :param pulumi.Input[_builtins.int] impact_window_days: Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
         :param pulumi.Input[_builtins.int] max_retries: Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.
         :param pulumi.Input[_builtins.str] organization: Default organization of the resources, or TFE_ORGANIZATION.
         :param pulumi.Input[_builtins.float] requests_per_second: A cap on the pace, below the one the service advertises.
@@ -55,6 +59,10 @@ class ProviderArgs:
             pulumi.set(__self__, "ca_certificate", ca_certificate)
         if hostname is not None:
             pulumi.set(__self__, "hostname", hostname)
+        if impact_request_budget is not None:
+            pulumi.set(__self__, "impact_request_budget", impact_request_budget)
+        if impact_window_days is not None:
+            pulumi.set(__self__, "impact_window_days", impact_window_days)
         if max_retries is not None:
             pulumi.set(__self__, "max_retries", max_retries)
         if organization is not None:
@@ -119,6 +127,30 @@ class ProviderArgs:
     @hostname.setter
     def hostname(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "hostname", value)
+
+    @_builtins.property
+    @pulumi.getter(name="impactRequestBudget")
+    def impact_request_budget(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Requests a preview may send for each stricter change's reads of recent runs; default 300.
+        """
+        return pulumi.get(self, "impact_request_budget")
+
+    @impact_request_budget.setter
+    def impact_request_budget(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "impact_request_budget", value)
+
+    @_builtins.property
+    @pulumi.getter(name="impactWindowDays")
+    def impact_window_days(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
+        """
+        return pulumi.get(self, "impact_window_days")
+
+    @impact_window_days.setter
+    def impact_window_days(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "impact_window_days", value)
 
     @_builtins.property
     @pulumi.getter(name="maxRetries")
@@ -227,6 +259,8 @@ class Provider(pulumi.ProviderResource):
                  allow_weakening: Optional[pulumi.Input[_builtins.bool]] = None,
                  ca_certificate: Optional[pulumi.Input[_builtins.str]] = None,
                  hostname: Optional[pulumi.Input[_builtins.str]] = None,
+                 impact_request_budget: Optional[pulumi.Input[_builtins.int]] = None,
+                 impact_window_days: Optional[pulumi.Input[_builtins.int]] = None,
                  max_retries: Optional[pulumi.Input[_builtins.int]] = None,
                  organization: Optional[pulumi.Input[_builtins.str]] = None,
                  requests_per_second: Optional[pulumi.Input[_builtins.float]] = None,
@@ -246,6 +280,8 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.bool] allow_weakening: true: changes that weaken governance pass preview for the whole stack, with a warning.
         :param pulumi.Input[_builtins.str] ca_certificate: A CA certificate to trust besides Node's own: a PEM file path or PEM text.
         :param pulumi.Input[_builtins.str] hostname: Host name instead of an address (https:// is added), or TFE_HOSTNAME.
+        :param pulumi.Input[_builtins.int] impact_request_budget: Requests a preview may send for each stricter change's reads of recent runs; default 300.
+        :param pulumi.Input[_builtins.int] impact_window_days: Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
         :param pulumi.Input[_builtins.int] max_retries: Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.
         :param pulumi.Input[_builtins.str] organization: Default organization of the resources, or TFE_ORGANIZATION.
         :param pulumi.Input[_builtins.float] requests_per_second: A cap on the pace, below the one the service advertises.
@@ -284,6 +320,8 @@ class Provider(pulumi.ProviderResource):
                  allow_weakening: Optional[pulumi.Input[_builtins.bool]] = None,
                  ca_certificate: Optional[pulumi.Input[_builtins.str]] = None,
                  hostname: Optional[pulumi.Input[_builtins.str]] = None,
+                 impact_request_budget: Optional[pulumi.Input[_builtins.int]] = None,
+                 impact_window_days: Optional[pulumi.Input[_builtins.int]] = None,
                  max_retries: Optional[pulumi.Input[_builtins.int]] = None,
                  organization: Optional[pulumi.Input[_builtins.str]] = None,
                  requests_per_second: Optional[pulumi.Input[_builtins.float]] = None,
@@ -305,6 +343,8 @@ class Provider(pulumi.ProviderResource):
             __props__.__dict__["allow_weakening"] = pulumi.Output.from_input(allow_weakening).apply(pulumi.runtime.to_json) if allow_weakening is not None else None
             __props__.__dict__["ca_certificate"] = ca_certificate
             __props__.__dict__["hostname"] = hostname
+            __props__.__dict__["impact_request_budget"] = pulumi.Output.from_input(impact_request_budget).apply(pulumi.runtime.to_json) if impact_request_budget is not None else None
+            __props__.__dict__["impact_window_days"] = pulumi.Output.from_input(impact_window_days).apply(pulumi.runtime.to_json) if impact_window_days is not None else None
             __props__.__dict__["max_retries"] = pulumi.Output.from_input(max_retries).apply(pulumi.runtime.to_json) if max_retries is not None else None
             __props__.__dict__["organization"] = organization
             __props__.__dict__["requests_per_second"] = pulumi.Output.from_input(requests_per_second).apply(pulumi.runtime.to_json) if requests_per_second is not None else None

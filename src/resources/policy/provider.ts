@@ -9,6 +9,7 @@ import { deletedUnlessGone, TfeApiError } from "../../client/errors";
 import type { Policy as ServicePolicy, UploadAnswer } from "../../client/policies";
 import { maxNameLength } from "../../contract/limits";
 import {
+  enforcementStrength,
   maxPolicyCodeBytes,
   type PolicyKind,
   policyKinds,
@@ -69,6 +70,7 @@ import {
   uploadSettledKey,
   withUploadAnswer,
 } from "./requests";
+import { sayWhomItBlocks } from "./stricter";
 
 /** Pulumi's provider for `Policy`, run in the engine's dynamic-provider process through the thin shim. */
 export class PolicyProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
@@ -396,6 +398,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       urn: (news as unknown as Record<string, unknown>).__urn,
     });
     if (refusal) throw new GovernanceRefusal(refusal);
+    if (updates.includes("enforcementLevel")) await sayWhomItBlocks(this.context, olds, news);
     return result;
   }
 

@@ -75,6 +75,13 @@ CREATE TABLE IF NOT EXISTS module_versions (
   published_at TEXT NOT NULL,
   deprecation_id INTEGER REFERENCES deprecations(id),
   UNIQUE (module_id, version));
+CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY,
+  workspace TEXT NOT NULL REFERENCES workspaces(id),
+  created_at TEXT NOT NULL,
+  status TEXT NOT NULL,
+  message TEXT NOT NULL,
+  results TEXT NOT NULL);
 `;
 
 const addedPolicySetColumns: Record<string, string> = {

@@ -1,6 +1,6 @@
 // Everything the local server knows, in one SQLite database: `Storage` is one object for the routes, made of one
 // table module each (organizations, policy sets, scope targets, version control, versions, parameters, policies,
-// modules) over one database (database.ts). A table's methods run in its own module; Storage lends them out.
+// modules, runs) over one database (database.ts). A table's methods run in its own module; Storage lends them out.
 
 import { Database } from "./database";
 import { ModulesTable } from "./modules";
@@ -8,6 +8,7 @@ import { OrganizationsTable } from "./organizations";
 import { ParametersTable } from "./parameters";
 import { PoliciesTable } from "./policies";
 import { PolicySetsTable } from "./policy-sets";
+import { RunsTable } from "./runs";
 import { ScopeTargetsTable } from "./scope-targets";
 import { VcsTable } from "./vcs";
 import { VersionsTable } from "./versions";
@@ -26,7 +27,8 @@ export interface Storage
     Public<VersionsTable>,
     Public<ParametersTable>,
     Public<PoliciesTable>,
-    Public<ModulesTable> {}
+    Public<ModulesTable>,
+    Public<RunsTable> {}
 
 /**
  * Everything the server knows, in one SQLite database. Each change runs in one `BEGIN IMMEDIATE` transaction, which
@@ -46,6 +48,7 @@ export class Storage {
       new ParametersTable(database),
       new PoliciesTable(database),
       new ModulesTable(database),
+      new RunsTable(database),
     ]);
   }
 }

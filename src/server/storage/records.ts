@@ -92,6 +92,30 @@ export interface ScopeTargetRecord {
   name: string;
 }
 
+/**
+ * One policy's result in a run, as the seed gives it: its framework, and for Sentinel whether the run recorded it as
+ * a policy check (the older way) or in a task stage.
+ */
+export interface PolicyResultRecord {
+  kind: "sentinel" | "opa" | "tfpolicy";
+  via: "task-stage" | "policy-check";
+  policySet: string;
+  policy: string;
+  /** As the framework reports it: sentinel `advisory`, `soft-mandatory`, `hard-mandatory`; OPA `advisory`,
+   * `mandatory`; Terraform policy `advisory`, `mandatory_overridable`, `mandatory`. */
+  level: string;
+  status: "passed" | "failed" | "errored";
+}
+
+export interface RunRecord {
+  id: string;
+  workspace: string;
+  createdAt: string;
+  status: string;
+  message: string;
+  results: PolicyResultRecord[];
+}
+
 export interface PolicySetVersionRecord {
   id: string;
   policySetId: string;

@@ -100,6 +100,7 @@ func main() {
 		s.terraformPolicy(stamp)
 		s.registry(module[0], module[1], module[2])
 		s.discovery()
+		s.runs()
 	}
 	if address.Scheme == "https" {
 		s.untrusted()

@@ -31,6 +31,16 @@ func GetHostname(ctx *pulumi.Context) string {
 	return config.Get(ctx, "tfegov:hostname")
 }
 
+// Requests a preview may send for each stricter change's reads of recent runs; default 300.
+func GetImpactRequestBudget(ctx *pulumi.Context) int {
+	return config.GetInt(ctx, "tfegov:impactRequestBudget")
+}
+
+// Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
+func GetImpactWindowDays(ctx *pulumi.Context) int {
+	return config.GetInt(ctx, "tfegov:impactWindowDays")
+}
+
 // Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.
 func GetMaxRetries(ctx *pulumi.Context) int {
 	return config.GetInt(ctx, "tfegov:maxRetries")

@@ -34,6 +34,16 @@ hostname: Optional[str]
 Host name instead of an address (https:// is added), or TFE_HOSTNAME.
 """
 
+impactRequestBudget: Optional[int]
+"""
+Requests a preview may send for each stricter change's reads of recent runs; default 300.
+"""
+
+impactWindowDays: Optional[int]
+"""
+Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
+"""
+
 maxRetries: Optional[int]
 """
 Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.

@@ -49,6 +49,20 @@ class _ExportableConfig(types.ModuleType):
         return __config__.get('hostname')
 
     @_builtins.property
+    def impact_request_budget(self) -> Optional[int]:
+        """
+        Requests a preview may send for each stricter change's reads of recent runs; default 300.
+        """
+        return __config__.get_int('impactRequestBudget')
+
+    @_builtins.property
+    def impact_window_days(self) -> Optional[int]:
+        """
+        Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
+        """
+        return __config__.get_int('impactWindowDays')
+
+    @_builtins.property
     def max_retries(self) -> Optional[int]:
         """
         Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.

@@ -1,0 +1,135 @@
+// What saying whom a stricter policy would block costs a preview: a Policy raised from advisory to hard-mandatory in a
+// set scoped to 200 workspaces with 20 runs each (a result of the policy in every run, failed in one of four), at the
+// service's 30 requests per second, side by side with the same preview with the reads off (tfe:impactWindowDays 0),
+// and a preview that changes no level, with the reads on and off. Requests the server answered and seconds, medians.
+// Writes bench/results/impact.md. Nothing is asserted.
+//
+//   npm run bench:impact          # 3 runs of each preview
+//   BENCH_RUNS=1 npm run bench:impact
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { repoRoot, resultsDir, serviceLimit, startServer } from "./engine/settings.mts";
+
+const run = promisify(execFile);
+const runs = Number(process.env.BENCH_RUNS ?? 3);
+const organization = "bench-impact";
+const token = "bench-impact-token.atlasv1.0123456789";
+const setId = "polset-BenchImpact0001";
+const workspaceCount = 200;
+const runsEach = 20;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+const workspaces = Array.from({ length: workspaceCount }, (_, index) => ({
+  id: `ws-BenchImpact${String(index).padStart(5, "0")}`,
+  organization,
+  name: `workspace-${index}`,
+}));
+const seededRuns = workspaces.flatMap((workspace, index) =>
+  Array.from({ length: runsEach }, (_, runIndex) => ({
+    id: `run-Bench${String(index).padStart(4, "0")}${String(runIndex).padStart(3, "0")}`,
+    workspace: workspace.id,
+    daysAgo: runIndex,
+    policyResults: [
+      {
+        policySet: "baseline",
+        policy: "require-tags",
+        level: "advisory",
+        status: (runIndex + index) % 4 === 0 ? ("failed" as const) : ("passed" as const),
+      },
+    ],
+  })),
+);
+
+const server = await startServer({
+  rateLimit: serviceLimit,
+  seed: {
+    organizations: [{ name: organization, plus: true }],
+    tokens: [{ token, organizations: [organization] }],
+    policySets: [{ id: setId, organization, name: "baseline" }],
+    workspaces,
+    runs: seededRuns,
+  },
+});
+const root = await mkdtemp(join(tmpdir(), "bench-impact-"));
+try {
+  const distClient = "../dist/client/index.js";
+  const { TfeClient } = (await import(distClient)) as typeof import("../src/client/index.js");
+  const client = new TfeClient({ address: server.url, token });
+  for (let index = 0; index < workspaces.length; index += 100) {
+    await client.policySets.addToScope(
+      setId,
+      "workspaces",
+      workspaces.slice(index, index + 100).map((workspace) => workspace.id),
+    );
+  }
+  await client.close();
+
+  const program = (level: string) =>
+    `const { Policy } = require("pulumi-tfe-governance");\nnew Policy("require-tags", { code: "main = rule { true }\\n", enforcementLevel: "${level}", policySetIds: ["${setId}"] });\n`;
+  await mkdir(join(root, ".state"));
+  await writeFile(
+    join(root, "Pulumi.yaml"),
+    "name: bench-impact\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n",
+  );
+  await symlink(join(repoRoot, "node_modules"), join(root, "node_modules"), "dir");
+  const env = {
+    ...process.env,
+    PULUMI_BACKEND_URL: `file://${join(root, ".state")}`,
+    PULUMI_CONFIG_PASSPHRASE: "bench",
+    PULUMI_HOME: join(root, ".pulumi-home"),
+  };
+  const pulumi = async (args: string[], extra: NodeJS.ProcessEnv = {}) => {
+    const before = server.requestLog.entries().length;
+    const started = performance.now();
+    await run("pulumi", [...args, "--non-interactive"], { cwd: root, env: { ...env, ...extra }, maxBuffer: 64 << 20 });
+    return { seconds: (performance.now() - started) / 1000, requests: server.requestLog.entries().length - before };
+  };
+  await pulumi(["stack", "init", "bench"]);
+  for (const [key, value] of [
+    ["tfe:address", server.url],
+    ["tfe:organization", organization],
+  ])
+    await pulumi(["config", "set", key as string, value as string]);
+  await pulumi(["config", "set", "--secret", "tfe:token", token]);
+  await writeFile(join(root, "index.js"), program("advisory"));
+  await pulumi(["up", "--yes", "--skip-preview"]);
+
+  const cases = {
+    "raise, reads on (default budget 300)": { level: "hard-mandatory", window: "30" },
+    "raise, reads off (impactWindowDays 0)": { level: "hard-mandatory", window: "0" },
+    "no change, reads on": { level: "advisory", window: "30" },
+    "no change, reads off": { level: "advisory", window: "0" },
+  } as const;
+  const measured: Record<string, { seconds: number[]; requests: number[]; message?: string }> = {};
+  for (let round = 0; round < runs; round++) {
+    for (const [name, { level, window }] of Object.entries(cases)) {
+      await writeFile(join(root, "index.js"), program(level));
+      const result = await pulumi(["preview"], { TFE_IMPACT_WINDOW_DAYS: window });
+      measured[name] ??= { seconds: [], requests: [] };
+      measured[name].seconds.push(result.seconds);
+      measured[name].requests.push(result.requests);
+      console.log(`${name}: ${result.seconds.toFixed(2)} s, ${result.requests} requests`);
+    }
+  }
+  const lines = [
+    `# Whom a stricter policy would block: the cost at preview, ${new Date().toISOString().slice(0, 10)}`,
+    "",
+    `\`npm run bench:impact\`: one Policy in a set scoped to ${workspaceCount} workspaces with ${runsEach} runs each, the`,
+    `local server enforcing ${serviceLimit} requests per second, medians of ${runs} previews each.`,
+    "",
+    "| preview | requests | seconds |",
+    "| --- | --- | --- |",
+    ...Object.entries(measured).map(
+      ([name, { seconds, requests }]) => `| ${name} | ${median(requests)} | ${median(seconds).toFixed(2)} |`,
+    ),
+    "",
+  ];
+  await writeFile(join(resultsDir, "impact.md"), lines.join("\n"));
+  console.log(`\n${lines.join("\n")}`);
+} finally {
+  await server.close();
+  await rm(root, { recursive: true, force: true });
+}

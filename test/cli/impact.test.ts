@@ -1,0 +1,114 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { impactMain } from "../../src/cli/impact";
+import { type RunningServer, startServer } from "../../src/server";
+import { temporaryDirectory } from "../temporary-directory";
+
+// `tfe-governance impact` against the local server's seeded runs over HTTP: the matrix of workspaces by policy as a
+// table, as JSON, and as a page whose every failing run links to the service's run page.
+
+const organization = "acme";
+const token = "impact-cli-token-0123456789";
+const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 3600 * 1000).toISOString();
+
+let server: RunningServer;
+
+beforeAll(async () => {
+  server = await startServer({
+    seed: {
+      organizations: [{ name: organization, plus: true }],
+      tokens: [{ token, organizations: [organization] }],
+      workspaces: [
+        { id: "ws-CliPayments00001", organization, name: "payments-prod" },
+        { id: "ws-CliWeb0000000001", organization, name: "web <beta>" },
+      ],
+      runs: [
+        {
+          id: "run-CliPay0001",
+          workspace: "ws-CliPayments00001",
+          createdAt: daysAgo(1),
+          policyResults: [
+            { policySet: "baseline", policy: "require-tags", level: "advisory", status: "failed" as const },
+            { policySet: "baseline", policy: "restrict-regions", level: "hard-mandatory", status: "failed" as const },
+          ],
+        },
+        { id: "run-CliPay0002", workspace: "ws-CliPayments00001", createdAt: daysAgo(60), policyResults: [] },
+        {
+          id: "run-CliWeb0001",
+          workspace: "ws-CliWeb0000000001",
+          createdAt: daysAgo(2),
+          policyResults: [
+            { policySet: "baseline", policy: "require-tags", level: "advisory", status: "passed" as const },
+          ],
+        },
+      ],
+    },
+  });
+});
+afterAll(() => server?.close());
+
+async function impact(args: string[]) {
+  const out = new PassThrough();
+  let text = "";
+  out.on("data", (chunk) => (text += chunk));
+  const logged: string[] = [];
+  const code = await impactMain(args, {
+    out,
+    log: (line) => logged.push(line),
+    env: { TFE_ADDRESS: server.url, TFE_TOKEN: token, TFE_ORGANIZATION: organization },
+  });
+  return { code, text, logged };
+}
+
+describe("tfe-governance impact", () => {
+  it("prints each workspace's results by policy, and what a raise would block", async () => {
+    const { code, text } = await impact(["--policy", "require-tags", "--level", "hard-mandatory"]);
+    expect(code).toBe(0);
+    const rows = text
+      .split("\n")
+      .slice(2, -1)
+      .map((line) => line.split(/\s{2,}/));
+    expect(rows).toEqual([
+      ["payments-prod", "require-tags (baseline)", "0", "1", "0", "1", expect.stringMatching(/^run-CliPay0001 \d{4}-/)],
+      ["web <beta>", "require-tags (baseline)", "1", "0", "0", "0"],
+    ]);
+  });
+
+  it("answers the matrix as JSON", async () => {
+    const { text } = await impact(["--json"]);
+    const report = JSON.parse(text);
+    expect(report.policies).toEqual(["require-tags (baseline)", "restrict-regions (baseline)"]);
+    expect(
+      report.workspaces.map((workspace: { name: string; runs: number }) => [workspace.name, workspace.runs]),
+    ).toEqual([
+      ["payments-prod", 1],
+      ["web <beta>", 1],
+    ]);
+    expect(report.workspaces[0].cells["restrict-regions (baseline)"]).toMatchObject({ failedBlocking: 1 });
+  });
+
+  it("writes a page that needs nothing else, each failing run linked to its page on the service", async () => {
+    const file = join(temporaryDirectory("impact-html-"), "impact.html");
+    const { logged } = await impact(["--html", file]);
+    expect(logged).toContain(`wrote ${file}`);
+    const page = readFileSync(file, "utf8");
+    expect(page).not.toMatch(/<script|<link|src=/);
+    expect(page).toContain('<th scope="row">web &#60;beta&#62;</th>');
+    expect(page).toContain(`href="${server.url}/app/acme/workspaces/payments-prod/runs/run-CliPay0001"`);
+    expect([...page.matchAll(/data-result="(\w+)"/g)].map((match) => match[1])).toEqual([
+      "advisory",
+      "blocked",
+      "passed",
+      "none",
+    ]);
+  });
+
+  it("names what it needs when it lacks it", async () => {
+    expect((await impact(["--level", "hard-mandatory"])).logged).toEqual([
+      "--level says what a raise of one policy would block: give --policy NAME too",
+    ]);
+    expect((await impact(["--days", "0"])).logged).toEqual(["--days 0: give a whole number above 0"]);
+  });
+});

@@ -1,0 +1,138 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TfeClient } from "../../src/client";
+import { type RunningServer, startServer } from "../../src/server";
+import { loadSeed } from "../../src/server/seed";
+import { fencedBlocks } from "../e2e/doc-recipes";
+import { call, seed, token } from "../server/helpers";
+
+// A workspace's runs and the policy results they recorded, read through the client from the local server over HTTP,
+// every document held to the contract on the way (test/server/contract.ts, through `call`). The seed's run records
+// results each way the service does: Sentinel and OPA in a task stage, Sentinel in an older policy check,
+// Terraform policy in its own evaluation.
+
+let server: RunningServer;
+let client: TfeClient;
+const day = 24 * 3600 * 1000;
+const now = Date.parse("2026-11-27T12:00:00.000Z");
+
+beforeAll(async () => {
+  // Twelve more runs of staging, one a day, with a failing advisory policy every third day.
+  const staging = Array.from({ length: 12 }, (_, index) => ({
+    id: `run-staging${String(index).padStart(8, "0")}`,
+    workspace: "ws-staging000000001",
+    createdAt: new Date(now - index * day).toISOString(),
+    policyResults: [
+      {
+        policySet: "baseline",
+        policy: "require-tags",
+        level: "advisory",
+        status: index % 3 === 0 ? ("failed" as const) : ("passed" as const),
+      },
+    ],
+  }));
+  server = await startServer({ seed: { ...seed, runs: [...seed.runs, ...staging] } });
+  client = new TfeClient({ address: server.url, token, rateLimit: false });
+});
+afterAll(async () => {
+  await client?.close();
+  await server?.close();
+});
+
+describe("runs and their policy results", () => {
+  it("lists a window of a workspace's runs newest first, reading only the pages the window spans", async () => {
+    const before = server.requestLog.entries().length;
+    const runs = [];
+    for await (const run of client.runs.since("ws-staging000000001", new Date(now - 4.5 * day), 2)) runs.push(run);
+    expect(runs.map((run) => run.id)).toEqual([
+      "run-staging00000000",
+      "run-staging00000001",
+      "run-staging00000002",
+      "run-staging00000003",
+      "run-staging00000004",
+    ]);
+    // Three pages of two: the third holds the first run outside the window, and the walk stops there.
+    expect(server.requestLog.entries().length - before).toBe(3);
+  });
+
+  it("reads every result of a run, whichever way it was recorded, as the same records", async () => {
+    const runs = [];
+    for await (const run of client.runs.since("ws-production0000001", new Date(0))) runs.push(run);
+    expect(runs).toHaveLength(1);
+    const results = await client.runs.policyResults(runs[0] as (typeof runs)[number]);
+    expect(results.map(({ runId: _, ...result }) => result)).toEqual([
+      {
+        kind: "sentinel",
+        recordedBy: "task-stage",
+        policySet: "baseline",
+        policy: "require-tags",
+        level: "advisory",
+        status: "failed",
+      },
+      {
+        kind: "sentinel",
+        recordedBy: "task-stage",
+        policySet: "baseline",
+        policy: "restrict-regions",
+        level: "mandatory",
+        status: "passed",
+      },
+      {
+        kind: "opa",
+        recordedBy: "task-stage",
+        policySet: "opa-baseline",
+        policy: "deny-public",
+        level: "mandatory",
+        status: "passed",
+      },
+      {
+        kind: "sentinel",
+        recordedBy: "policy-check",
+        policySet: "legacy",
+        policy: "old-rule",
+        level: "mandatory",
+        status: "failed",
+      },
+      {
+        kind: "tfpolicy",
+        recordedBy: "tf-policy-evaluation",
+        policySet: "tf-rules",
+        policy: "s3-encrypted",
+        level: "mandatory_overridable",
+        status: "failed",
+      },
+    ]);
+  });
+
+  it("takes the seed of runs docs/local-server.md shows", () => {
+    const blocks = fencedBlocks(readFileSync(join(__dirname, "..", "..", "docs", "local-server.md"), "utf8"), "json");
+    const runs = blocks.find((block) => block.includes('"runs"')) as string;
+    expect(loadSeed(JSON.parse(runs)).runs.flatMap((run) => run.policyResults.map((result) => result.kind))).toEqual([
+      "sentinel",
+      "opa",
+      "sentinel",
+      "tfpolicy",
+    ]);
+  });
+
+  it("answers each document on the contract, and a run of another organization as none", async () => {
+    for (const path of [
+      "/api/v2/workspaces/ws-production0000001/runs",
+      "/api/v2/runs/run-production00001/task-stages",
+      "/api/v2/task-stages/ts-production00001/policy-evaluations",
+      "/api/v2/policy-evaluations/poleval-production00001s/policy-set-outcomes",
+      "/api/v2/policy-evaluations/poleval-production00001o/policy-set-outcomes",
+      "/api/v2/runs/run-production00001/policy-checks",
+      "/api/v2/runs/run-production00001/tf-policy-evaluations",
+      "/api/v2/tf-policy-evaluations/tfpe-production00001/tf-policy-set-outcomes",
+    ]) {
+      expect((await call(server, "GET", path)).status, path).toBe(200);
+    }
+    expect((await call(server, "GET", "/api/v2/workspaces/ws-globex0000000001/runs")).status).toBe(404);
+    expect((await call(server, "GET", "/api/v2/runs/run-doesnotexist01/task-stages")).status).toBe(404);
+    expect(
+      (await call(server, "GET", "/api/v2/policy-evaluations/poleval-production00001x/policy-set-outcomes")).status,
+    ).toBe(404);
+  });
+});

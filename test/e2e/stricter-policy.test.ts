@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TfeClient } from "../../src/client";
+import { type RunningServer, startServer } from "../../src/server";
+import { installPlugin } from "./plugin-artifacts";
+import { PulumiProject } from "./pulumi-project";
+
+// Before governance gets stricter, preview says whom it would stop, from the service's own recent results: under the
+// real engine, a TypeScript program (the dynamic providers) and a YAML program (the plugin) raise two policies from
+// advisory to hard-mandatory. One failed seeded runs of two workspaces: preview names them and their runs. The other
+// failed none: preview says so. Nothing is written by the preview.
+
+const organization = "acme";
+const token = "stricter-policy-token-0123456789";
+const setId = "polset-StricterBase001";
+const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 3600 * 1000).toISOString();
+const failed = (policy: string) => ({ policySet: "baseline", policy, level: "advisory", status: "failed" as const });
+const workspaces = { payments: "ws-StricterPay000001", web: "ws-StricterWeb000001", data: "ws-StricterData00001" };
+
+const typescript = (level: string) =>
+  [
+    'const { Policy } = require("pulumi-tfe-governance");',
+    ...["require-tags", "log-only"].map(
+      (name) =>
+        `new Policy(${JSON.stringify(name)}, { code: "main = rule { true }\\n", enforcementLevel: "${level}", ` +
+        `policySetIds: ["${setId}"] });`,
+    ),
+  ].join("\n");
+
+const yaml = (level: string) => `name: tfegov-stricter
+runtime: yaml
+resources:
+${["yaml-require-tags", "yaml-log-only"]
+  .map(
+    (name) => `  ${name}:
+    type: tfegov:index:Policy
+    properties:
+      code: "main = rule { true }\\n"
+      enforcementLevel: ${level}
+      policySetIds:
+        - ${setId}
+`,
+  )
+  .join("")}`;
+
+describe("a stricter level, previewed against the runs it would have blocked", () => {
+  let server: RunningServer;
+  let client: TfeClient;
+  const projects: PulumiProject[] = [];
+
+  beforeAll(async () => {
+    server = await startServer({
+      seed: {
+        organizations: [{ name: organization, plus: true }],
+        tokens: [{ token, organizations: [organization] }],
+        policySets: [{ id: setId, organization, name: "baseline" }],
+        workspaces: [
+          { id: workspaces.payments, organization, name: "payments-prod" },
+          { id: workspaces.web, organization, name: "web" },
+          { id: workspaces.data, organization, name: "data" },
+        ],
+        runs: [
+          ...["", "yaml-"].flatMap((prefix, index) => [
+            {
+              id: `run-Pay${index}0001`,
+              workspace: workspaces.payments,
+              createdAt: daysAgo(1),
+              policyResults: [failed(`${prefix}require-tags`)],
+            },
+            {
+              id: `run-Pay${index}0002`,
+              workspace: workspaces.payments,
+              createdAt: daysAgo(6),
+              policyResults: [failed(`${prefix}require-tags`)],
+            },
+            {
+              id: `run-Data${index}0001`,
+              workspace: workspaces.data,
+              createdAt: daysAgo(3),
+              policyResults: [failed(`${prefix}require-tags`)],
+            },
+          ]),
+          { id: "run-Web0001", workspace: workspaces.web, createdAt: daysAgo(2), policyResults: [] },
+        ],
+      },
+    });
+    client = new TfeClient({ address: server.url, token, rateLimit: false });
+    await client.policySets.addToScope(setId, "workspaces", Object.values(workspaces));
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+    for (const project of projects) await project.dispose();
+  });
+
+  const expectNamed = (output: string, prefix: string, runs: [string, string, string]) => {
+    expect(output).toMatch(
+      new RegExp(
+        `policy "${prefix}require-tags" at hard-mandatory would have blocked 3 runs in 2 of 3 workspaces in the last ` +
+          `30 days: payments-prod \\(${runs[0]}, [0-9-]+; ${runs[1]}, [0-9-]+\\), data \\(${runs[2]}, [0-9-]+\\)`,
+      ),
+    );
+    expect(output).toContain(
+      `policy "${prefix}log-only" at hard-mandatory: no run in the last 30 days failed it (3 of 3 workspaces read)`,
+    );
+  };
+
+  it("in TypeScript: preview names the workspaces and runs a raise would have blocked, and says so where none", async () => {
+    const project = await PulumiProject.create({
+      name: "tfe-stricter",
+      files: { "index.js": typescript("advisory") },
+      config: { "tfe:address": server.url, "tfe:organization": organization },
+      secrets: { "tfe:token": token },
+    });
+    projects.push(project);
+    await project.up();
+    await project.writeFile("index.js", typescript("hard-mandatory"));
+    const writes = server.requestLog.entries().filter((entry) => entry.method !== "GET").length;
+    const preview = await project.run(["preview"]);
+    expectNamed(preview.output, "", ["run-Pay00001", "run-Pay00002", "run-Data00001"]);
+    expect(server.requestLog.entries().filter((entry) => entry.method !== "GET").length).toBe(writes);
+  }, 240_000);
+
+  it("through the plugin, from YAML: the same message under each resource", async () => {
+    const project = await PulumiProject.create({
+      name: "tfegov-stricter",
+      nodeModules: "own",
+      files: { "Pulumi.yaml": yaml("advisory") },
+      config: { "tfegov:address": server.url, "tfegov:organization": organization },
+      secrets: { "tfegov:token": token },
+      engineLog: false,
+    });
+    projects.push(project);
+    await installPlugin(project);
+    await project.up();
+    await project.writeFile("Pulumi.yaml", yaml("hard-mandatory"));
+    const preview = await project.run(["preview"]);
+    expectNamed(preview.output, "yaml-", ["run-Pay10001", "run-Pay10002", "run-Data10001"]);
+  }, 240_000);
+});

@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TfeClient } from "../../src/client";
+import { describeImpact, readImpact, wouldBlock } from "../../src/resources/impact";
+import { type RunningServer, startServer } from "../../src/server";
+
+// Whom a stricter policy would block, read from the local server's seeded runs over HTTP: the workspaces of the
+// policy's sets, each one's runs of the window, the results that failed at a level that let the run go on.
+
+const organization = "acme";
+const token = "impact-token-0123456789";
+const now = new Date("2026-11-27T12:00:00.000Z");
+const daysAgo = (days: number) => new Date(now.getTime() - days * 24 * 3600 * 1000).toISOString();
+const setId = "polset-ImpactBaseline01";
+const globalSetId = "polset-ImpactGlobal0001";
+const failed = (policy: string, level = "advisory") => ({
+  policySet: "baseline",
+  policy,
+  level,
+  status: "failed" as const,
+});
+const passed = (policy: string) => ({ policySet: "baseline", policy, level: "advisory", status: "passed" as const });
+
+let server: RunningServer;
+let client: TfeClient;
+
+beforeAll(async () => {
+  server = await startServer({
+    seed: {
+      organizations: [{ name: organization, plus: true }],
+      tokens: [{ token, organizations: [organization] }],
+      policySets: [
+        { id: setId, organization, name: "baseline" },
+        { id: globalSetId, organization, name: "everywhere" },
+      ],
+      workspaces: [
+        { id: "ws-PaymentsProd00001", organization, name: "payments-prod" },
+        { id: "ws-Web00000000000001", organization, name: "web" },
+        { id: "ws-Data0000000000001", organization, name: "data" },
+        { id: "ws-Sandbox0000000001", organization, name: "sandbox" },
+      ],
+      runs: [
+        {
+          id: "run-Pay0001",
+          workspace: "ws-PaymentsProd00001",
+          createdAt: daysAgo(1),
+          policyResults: [failed("require-tags")],
+        },
+        {
+          id: "run-Pay0002",
+          workspace: "ws-PaymentsProd00001",
+          createdAt: daysAgo(5),
+          policyResults: [failed("require-tags")],
+        },
+        // Outside the window: not read.
+        {
+          id: "run-Pay0003",
+          workspace: "ws-PaymentsProd00001",
+          createdAt: daysAgo(40),
+          policyResults: [failed("require-tags")],
+        },
+        // Failed at a level that stopped it already: no new block.
+        {
+          id: "run-Pay0004",
+          workspace: "ws-PaymentsProd00001",
+          createdAt: daysAgo(2),
+          policyResults: [failed("require-tags", "mandatory")],
+        },
+        {
+          id: "run-Web0001",
+          workspace: "ws-Web00000000000001",
+          createdAt: daysAgo(3),
+          policyResults: [passed("require-tags")],
+        },
+        {
+          id: "run-Data0001",
+          workspace: "ws-Data0000000000001",
+          createdAt: daysAgo(10),
+          policyResults: [{ ...failed("require-tags"), via: "policy-check" as const }, failed("other-policy")],
+        },
+        {
+          id: "run-Sandbox01",
+          workspace: "ws-Sandbox0000000001",
+          createdAt: daysAgo(1),
+          policyResults: [failed("require-tags")],
+        },
+      ],
+    },
+  });
+  client = new TfeClient({ address: server.url, token, rateLimit: false });
+  await client.policySets.addToScope(setId, "workspaces", [
+    "ws-PaymentsProd00001",
+    "ws-Web00000000000001",
+    "ws-Data0000000000001",
+  ]);
+  await client.policySets.update(globalSetId, { global: true });
+  await client.policySets.addToScope(globalSetId, "workspace-exclusions", ["ws-Sandbox0000000001"]);
+});
+afterAll(async () => {
+  await client?.close();
+  await server?.close();
+});
+
+const change = (policySetIds: string[], policy = "require-tags") => ({
+  organization,
+  policy,
+  kind: "sentinel" as const,
+  level: "hard-mandatory",
+  policySetIds,
+});
+
+describe("whom a stricter policy would block", () => {
+  it("counts only a failure at a level that let the run go on, for a level that blocks", () => {
+    expect(wouldBlock({ level: "advisory", status: "failed" }, "sentinel", "soft-mandatory")).toBe(true);
+    expect(wouldBlock({ level: "advisory", status: "passed" }, "sentinel", "hard-mandatory")).toBe(false);
+    expect(wouldBlock({ level: "mandatory", status: "failed" }, "sentinel", "hard-mandatory")).toBe(false);
+    expect(wouldBlock({ level: "advisory", status: "failed" }, "sentinel", "advisory")).toBe(false);
+    expect(wouldBlock({ level: "advisory", status: "failed" }, "tfpolicy", "mandatory_overridable")).toBe(true);
+  });
+
+  it("names the runs of the window that failed it, by workspace, from task stages and policy checks alike", async () => {
+    const impact = await readImpact(client, change([setId]), { windowDays: 30, requestBudget: 300, now });
+    expect(impact.blocked.map((run) => `${run.workspaceName} ${run.runId}`)).toEqual([
+      "payments-prod run-Pay0001",
+      "payments-prod run-Pay0002",
+      "data run-Data0001",
+    ]);
+    expect([impact.reached, impact.read, impact.notRead]).toEqual([3, 3, []]);
+    expect(describeImpact('policy "require-tags"', "hard-mandatory", impact)).toBe(
+      'policy "require-tags" at hard-mandatory would have blocked 3 runs in 2 of 3 workspaces in the last 30 days: ' +
+        "payments-prod (run-Pay0001, 2026-11-26; run-Pay0002, 2026-11-22), data (run-Data0001, 2026-11-17) " +
+        "(3 of 3 workspaces read)",
+    );
+  });
+
+  it("says when no run of the window failed it", async () => {
+    const impact = await readImpact(client, change([setId], "never-failed"), {
+      windowDays: 30,
+      requestBudget: 300,
+      now,
+    });
+    expect(describeImpact('policy "never-failed"', "hard-mandatory", impact)).toBe(
+      'policy "never-failed" at hard-mandatory: no run in the last 30 days failed it (3 of 3 workspaces read)',
+    );
+  });
+
+  it("reaches every workspace of a global set but the excluded ones", async () => {
+    const impact = await readImpact(client, change([globalSetId]), { windowDays: 30, requestBudget: 300, now });
+    expect(impact.reached).toBe(3);
+    expect(impact.blocked.map((run) => run.workspaceName)).not.toContain("sandbox");
+  });
+
+  it("stops at the request budget and says how many workspaces it did not read", async () => {
+    const before = server.requestLog.entries().length;
+    const impact = await readImpact(client, change([setId]), { windowDays: 30, requestBudget: 4, now });
+    expect(server.requestLog.entries().length - before).toBe(impact.requests);
+    expect(impact.requests).toBeLessThanOrEqual(4 + 3);
+    expect(impact.read).toBeLessThan(3);
+    expect(impact.notRead.at(-1)).toMatch(/workspaces? past the budget of 4 requests; run tfe-governance impact/);
+  });
+
+  it("says what it could not read instead of failing", async () => {
+    const impact = await readImpact(client, change(["polset-DoesNotExist01"]), {
+      windowDays: 30,
+      requestBudget: 300,
+      now,
+    });
+    expect(impact.reached).toBe(0);
+    expect(impact.notRead[0]).toMatch(/^the policy sets' scope \(/);
+  });
+});
