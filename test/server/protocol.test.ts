@@ -278,6 +278,13 @@ describe("OpenAPI document", () => {
         "PATCH /api/v2/organizations/{organization}/registry-modules/private/{namespace}/{name}/{provider}/{version}",
         "GET /api/registry/v1/modules/{namespace}/{name}/{provider}/versions",
         "GET /api/registry/v1/modules/{namespace}/{name}/{provider}/{version}",
+        "GET /api/v2/workspaces/{workspaceId}/runs",
+        "GET /api/v2/runs/{runId}/task-stages",
+        "GET /api/v2/task-stages/{taskStageId}/policy-evaluations",
+        "GET /api/v2/policy-evaluations/{policyEvaluationId}/policy-set-outcomes",
+        "GET /api/v2/runs/{runId}/policy-checks",
+        "GET /api/v2/runs/{runId}/tf-policy-evaluations",
+        "GET /api/v2/tf-policy-evaluations/{tfPolicyEvaluationId}/tf-policy-set-outcomes",
       ].sort(),
     );
     const create = document.paths["/api/v2/organizations/{organization}/policies"].post;
