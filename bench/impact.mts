@@ -84,8 +84,16 @@ try {
   const pulumi = async (args: string[], extra: NodeJS.ProcessEnv = {}) => {
     const before = server.requestLog.entries().length;
     const started = performance.now();
-    await run("pulumi", [...args, "--non-interactive"], { cwd: root, env: { ...env, ...extra }, maxBuffer: 64 << 20 });
-    return { seconds: (performance.now() - started) / 1000, requests: server.requestLog.entries().length - before };
+    const { stdout } = await run("pulumi", [...args, "--non-interactive"], {
+      cwd: root,
+      env: { ...env, ...extra },
+      maxBuffer: 64 << 20,
+    });
+    return {
+      seconds: (performance.now() - started) / 1000,
+      requests: server.requestLog.entries().length - before,
+      read: /\((\d+ of \d+) workspaces read\)/.exec(stdout)?.[1] ?? "",
+    };
   };
   await pulumi(["stack", "init", "bench"]);
   for (const [key, value] of [
@@ -103,12 +111,12 @@ try {
     "no change, reads on": { level: "advisory", window: "30" },
     "no change, reads off": { level: "advisory", window: "0" },
   } as const;
-  const measured: Record<string, { seconds: number[]; requests: number[]; message?: string }> = {};
+  const measured: Record<string, { seconds: number[]; requests: number[]; read: string }> = {};
   for (let round = 0; round < runs; round++) {
     for (const [name, { level, window }] of Object.entries(cases)) {
       await writeFile(join(root, "index.js"), program(level));
       const result = await pulumi(["preview"], { TFE_IMPACT_WINDOW_DAYS: window });
-      measured[name] ??= { seconds: [], requests: [] };
+      measured[name] ??= { seconds: [], requests: [], read: result.read };
       measured[name].seconds.push(result.seconds);
       measured[name].requests.push(result.requests);
       console.log(`${name}: ${result.seconds.toFixed(2)} s, ${result.requests} requests`);
@@ -120,10 +128,11 @@ try {
     `\`npm run bench:impact\`: one Policy in a set scoped to ${workspaceCount} workspaces with ${runsEach} runs each, the`,
     `local server enforcing ${serviceLimit} requests per second, medians of ${runs} previews each.`,
     "",
-    "| preview | requests | seconds |",
-    "| --- | --- | --- |",
+    "| preview | requests | seconds | workspaces read |",
+    "| --- | --- | --- | --- |",
     ...Object.entries(measured).map(
-      ([name, { seconds, requests }]) => `| ${name} | ${median(requests)} | ${median(seconds).toFixed(2)} |`,
+      ([name, { seconds, requests, read }]) =>
+        `| ${name} | ${median(requests)} | ${median(seconds).toFixed(2)} | ${read || "none"} |`,
     ),
     "",
   ];
