@@ -146,6 +146,12 @@ namespace PulumiTfeGovernance.Tfegov
         public Input<bool>? AdoptExisting { get; set; }
 
         /// <summary>
+        /// Approve a raised level that recent runs failed: with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses a raise that would have blocked a run of the window (or whose reads did not finish), unless this is set.
+        /// </summary>
+        [Input("allowStricter")]
+        public Input<bool>? AllowStricter { get; set; }
+
+        /// <summary>
         /// Allow a change that lowers `enforcementLevel` (hard-mandatory &gt; soft-mandatory &gt; advisory; mandatory &gt; advisory), which otherwise fails `pulumi preview`. Stack config `tfegov:allowWeakening: true` allows it for every resource.
         /// </summary>
         [Input("allowWeakening")]

@@ -104,6 +104,12 @@ namespace PulumiTfeGovernance.Tfegov
         public Input<bool>? RequireCodeChecks { get; set; }
 
         /// <summary>
+        /// true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
+        /// </summary>
+        [Input("requireNoBlockedRuns", json: true)]
+        public Input<bool>? RequireNoBlockedRuns { get; set; }
+
+        /// <summary>
         /// No retry starts once this many milliseconds have passed since the first attempt; default 60000.
         /// </summary>
         [Input("retryMaxElapsedMs", json: true)]

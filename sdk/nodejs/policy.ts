@@ -101,6 +101,7 @@ export class Policy extends pulumi.CustomResource {
         opts = opts || {};
         if (!opts.id) {
             resourceInputs["adoptExisting"] = args?.adoptExisting;
+            resourceInputs["allowStricter"] = args?.allowStricter;
             resourceInputs["allowWeakening"] = args?.allowWeakening;
             resourceInputs["code"] = args?.code;
             resourceInputs["codeFile"] = args?.codeFile;
@@ -146,6 +147,10 @@ export interface PolicyArgs {
      * Take over a policy that already has this name instead of failing.
      */
     adoptExisting?: pulumi.Input<boolean>;
+    /**
+     * Approve a raised level that recent runs failed: with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses a raise that would have blocked a run of the window (or whose reads did not finish), unless this is set.
+     */
+    allowStricter?: pulumi.Input<boolean>;
     /**
      * Allow a change that lowers `enforcementLevel` (hard-mandatory > soft-mandatory > advisory; mandatory > advisory), which otherwise fails `pulumi preview`. Stack config `tfegov:allowWeakening: true` allows it for every resource.
      */

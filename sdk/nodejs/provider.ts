@@ -44,6 +44,7 @@ export class Provider extends pulumi.ProviderResource {
             resourceInputs["organization"] = args?.organization;
             resourceInputs["requestsPerSecond"] = pulumi.output(args?.requestsPerSecond).apply(JSON.stringify);
             resourceInputs["requireCodeChecks"] = pulumi.output(args?.requireCodeChecks).apply(JSON.stringify);
+            resourceInputs["requireNoBlockedRuns"] = pulumi.output(args?.requireNoBlockedRuns).apply(JSON.stringify);
             resourceInputs["retryMaxElapsedMs"] = pulumi.output(args?.retryMaxElapsedMs).apply(JSON.stringify);
             resourceInputs["timeoutMs"] = pulumi.output(args?.timeoutMs).apply(JSON.stringify);
             resourceInputs["token"] = args?.token ? pulumi.secret(args.token) : undefined;
@@ -98,6 +99,10 @@ export interface ProviderArgs {
      * true: a missing checker (no opa on PATH) fails preview instead of warning.
      */
     requireCodeChecks?: pulumi.Input<boolean>;
+    /**
+     * true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
+     */
+    requireNoBlockedRuns?: pulumi.Input<boolean>;
     /**
      * No retry starts once this many milliseconds have passed since the first attempt; default 60000.
      */

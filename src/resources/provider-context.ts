@@ -57,6 +57,14 @@ export class ProviderContext {
     };
   }
 
+  /**
+   * `tfe:requireNoBlockedRuns` (or `TFE_REQUIRE_NO_BLOCKED_RUNS`) set to `true`: a raised level that recent runs
+   * failed is refused at preview, unless the resource sets `allowStricter`.
+   */
+  get requireNoBlockedRuns(): boolean {
+    return (this.stackConfig?.get("requireNoBlockedRuns") ?? process.env.TFE_REQUIRE_NO_BLOCKED_RUNS) === "true";
+  }
+
   get verifyCodeOnRefresh(): boolean {
     return (this.stackConfig?.get("verifyCodeOnRefresh") ?? process.env.TFE_VERIFY_CODE_ON_REFRESH) === "true";
   }

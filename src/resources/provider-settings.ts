@@ -54,6 +54,11 @@ export const providerSettings = {
     description:
       "Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.",
   },
+  requireNoBlockedRuns: {
+    type: "boolean",
+    description:
+      "true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.",
+  },
   impactRequestBudget: {
     type: "integer",
     description: "Requests a preview may send for each stricter change's reads of recent runs; default 300.",

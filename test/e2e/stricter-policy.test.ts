@@ -16,13 +16,13 @@ const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 3600 * 1000)
 const failed = (policy: string) => ({ policySet: "baseline", policy, level: "advisory", status: "failed" as const });
 const workspaces = { payments: "ws-StricterPay000001", web: "ws-StricterWeb000001", data: "ws-StricterData00001" };
 
-const typescript = (level: string) =>
+const typescript = (level: string, allowStricter = false) =>
   [
     'const { Policy } = require("pulumi-tfe-governance");',
     ...["require-tags", "log-only"].map(
       (name) =>
         `new Policy(${JSON.stringify(name)}, { code: "main = rule { true }\\n", enforcementLevel: "${level}", ` +
-        `policySetIds: ["${setId}"] });`,
+        `policySetIds: ["${setId}"], allowStricter: ${allowStricter} });`,
     ),
   ].join("\n");
 
@@ -119,6 +119,18 @@ describe("a stricter level, previewed against the runs it would have blocked", (
     const preview = await project.run(["preview"]);
     expectNamed(preview.output, "", ["run-Pay00001", "run-Pay00002", "run-Data00001"]);
     expect(server.requestLog.entries().filter((entry) => entry.method !== "GET").length).toBe(writes);
+
+    // A stack that wants no surprise refuses the raise that would have blocked runs, until the resource approves it.
+    await project.run(["config", "set", "tfe:requireNoBlockedRuns", "true"]);
+    const refused = await project.run(["preview"], { allowFailure: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toContain(
+      "tfe:requireNoBlockedRuns refuses a raise that would have blocked recent runs: set allowStricter: true on this resource",
+    );
+    await project.writeFile("index.js", typescript("hard-mandatory", true));
+    const approved = await project.run(["preview"]);
+    expect(approved.output).toContain('policy "require-tags" at hard-mandatory would have blocked 3 runs');
+    await project.run(["config", "rm", "tfe:requireNoBlockedRuns"]);
   }, 240_000);
 
   it("through the plugin, from YAML: the same message under each resource", async () => {

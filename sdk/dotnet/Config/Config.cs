@@ -132,6 +132,16 @@ namespace PulumiTfeGovernance.Tfegov
             set => _requireCodeChecks.Set(value);
         }
 
+        private static readonly __Value<bool?> _requireNoBlockedRuns = new __Value<bool?>(() => __config.GetBoolean("requireNoBlockedRuns"));
+        /// <summary>
+        /// true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
+        /// </summary>
+        public static bool? RequireNoBlockedRuns
+        {
+            get => _requireNoBlockedRuns.Get();
+            set => _requireNoBlockedRuns.Set(value);
+        }
+
         private static readonly __Value<int?> _retryMaxElapsedMs = new __Value<int?>(() => __config.GetInt32("retryMaxElapsedMs"));
         /// <summary>
         /// No retry starts once this many milliseconds have passed since the first attempt; default 60000.

@@ -85,6 +85,8 @@ func (PolicyState) ElementType() reflect.Type {
 type policyArgs struct {
 	// Take over a policy that already has this name instead of failing.
 	AdoptExisting *bool `pulumi:"adoptExisting"`
+	// Approve a raised level that recent runs failed: with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses a raise that would have blocked a run of the window (or whose reads did not finish), unless this is set.
+	AllowStricter *bool `pulumi:"allowStricter"`
 	// Allow a change that lowers `enforcementLevel` (hard-mandatory > soft-mandatory > advisory; mandatory > advisory), which otherwise fails `pulumi preview`. Stack config `tfegov:allowWeakening: true` allows it for every resource.
 	AllowWeakening *bool `pulumi:"allowWeakening"`
 	// The policy's code, inline. Exactly one of `codeFile` and `code`.
@@ -117,6 +119,8 @@ type policyArgs struct {
 type PolicyArgs struct {
 	// Take over a policy that already has this name instead of failing.
 	AdoptExisting pulumi.BoolPtrInput
+	// Approve a raised level that recent runs failed: with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses a raise that would have blocked a run of the window (or whose reads did not finish), unless this is set.
+	AllowStricter pulumi.BoolPtrInput
 	// Allow a change that lowers `enforcementLevel` (hard-mandatory > soft-mandatory > advisory; mandatory > advisory), which otherwise fails `pulumi preview`. Stack config `tfegov:allowWeakening: true` allows it for every resource.
 	AllowWeakening pulumi.BoolPtrInput
 	// The policy's code, inline. Exactly one of `codeFile` and `code`.

@@ -56,6 +56,8 @@ type providerArgs struct {
 	RequestsPerSecond *float64 `pulumi:"requestsPerSecond"`
 	// true: a missing checker (no opa on PATH) fails preview instead of warning.
 	RequireCodeChecks *bool `pulumi:"requireCodeChecks"`
+	// true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
+	RequireNoBlockedRuns *bool `pulumi:"requireNoBlockedRuns"`
 	// No retry starts once this many milliseconds have passed since the first attempt; default 60000.
 	RetryMaxElapsedMs *int `pulumi:"retryMaxElapsedMs"`
 	// Time one request attempt may take, in milliseconds; default 30000.
@@ -88,6 +90,8 @@ type ProviderArgs struct {
 	RequestsPerSecond pulumi.Float64PtrInput
 	// true: a missing checker (no opa on PATH) fails preview instead of warning.
 	RequireCodeChecks pulumi.BoolPtrInput
+	// true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
+	RequireNoBlockedRuns pulumi.BoolPtrInput
 	// No retry starts once this many milliseconds have passed since the first attempt; default 60000.
 	RetryMaxElapsedMs pulumi.IntPtrInput
 	// Time one request attempt may take, in milliseconds; default 30000.

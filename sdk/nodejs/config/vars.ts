@@ -118,6 +118,17 @@ Object.defineProperty(exports, "requireCodeChecks", {
 });
 
 /**
+ * true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
+ */
+export declare const requireNoBlockedRuns: boolean | undefined;
+Object.defineProperty(exports, "requireNoBlockedRuns", {
+    get() {
+        return __config.getObject<boolean>("requireNoBlockedRuns");
+    },
+    enumerable: true,
+});
+
+/**
  * No retry starts once this many milliseconds have passed since the first attempt; default 60000.
  */
 export declare const retryMaxElapsedMs: number | undefined;

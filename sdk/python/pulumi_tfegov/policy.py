@@ -21,6 +21,7 @@ __all__ = ['PolicyArgs', 'Policy']
 class PolicyArgs:
     def __init__(__self__, *,
                  adopt_existing: Optional[pulumi.Input[_builtins.bool]] = None,
+                 allow_stricter: Optional[pulumi.Input[_builtins.bool]] = None,
                  allow_weakening: Optional[pulumi.Input[_builtins.bool]] = None,
                  code: Optional[pulumi.Input[_builtins.str]] = None,
                  code_file: Optional[pulumi.Input[_builtins.str]] = None,
@@ -37,6 +38,7 @@ class PolicyArgs:
         The set of arguments for constructing a Policy resource.
 
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a policy that already has this name instead of failing.
+        :param pulumi.Input[_builtins.bool] allow_stricter: Approve a raised level that recent runs failed: with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses a raise that would have blocked a run of the window (or whose reads did not finish), unless this is set.
         :param pulumi.Input[_builtins.bool] allow_weakening: Allow a change that lowers `enforcementLevel` (hard-mandatory > soft-mandatory > advisory; mandatory > advisory), which otherwise fails `pulumi preview`. Stack config `tfegov:allowWeakening: true` allows it for every resource.
         :param pulumi.Input[_builtins.str] code: The policy's code, inline. Exactly one of `codeFile` and `code`.
         :param pulumi.Input[_builtins.str] code_file: The policy's code from a file, relative to the program's directory (Pulumi.yaml's `main`, else the project directory). Only the path, the SHA-256 and the size go into state. Exactly one of `codeFile` and `code`.
@@ -52,6 +54,8 @@ class PolicyArgs:
         """
         if adopt_existing is not None:
             pulumi.set(__self__, "adopt_existing", adopt_existing)
+        if allow_stricter is not None:
+            pulumi.set(__self__, "allow_stricter", allow_stricter)
         if allow_weakening is not None:
             pulumi.set(__self__, "allow_weakening", allow_weakening)
         if code is not None:
@@ -91,6 +95,18 @@ class PolicyArgs:
     @adopt_existing.setter
     def adopt_existing(self, value: Optional[pulumi.Input[_builtins.bool]]):
         pulumi.set(self, "adopt_existing", value)
+
+    @_builtins.property
+    @pulumi.getter(name="allowStricter")
+    def allow_stricter(self) -> Optional[pulumi.Input[_builtins.bool]]:
+        """
+        Approve a raised level that recent runs failed: with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses a raise that would have blocked a run of the window (or whose reads did not finish), unless this is set.
+        """
+        return pulumi.get(self, "allow_stricter")
+
+    @allow_stricter.setter
+    def allow_stricter(self, value: Optional[pulumi.Input[_builtins.bool]]):
+        pulumi.set(self, "allow_stricter", value)
 
     @_builtins.property
     @pulumi.getter(name="allowWeakening")
@@ -245,6 +261,7 @@ class Policy(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: Optional[pulumi.Input[_builtins.bool]] = None,
+                 allow_stricter: Optional[pulumi.Input[_builtins.bool]] = None,
                  allow_weakening: Optional[pulumi.Input[_builtins.bool]] = None,
                  code: Optional[pulumi.Input[_builtins.str]] = None,
                  code_file: Optional[pulumi.Input[_builtins.str]] = None,
@@ -265,6 +282,7 @@ class Policy(pulumi.CustomResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a policy that already has this name instead of failing.
+        :param pulumi.Input[_builtins.bool] allow_stricter: Approve a raised level that recent runs failed: with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses a raise that would have blocked a run of the window (or whose reads did not finish), unless this is set.
         :param pulumi.Input[_builtins.bool] allow_weakening: Allow a change that lowers `enforcementLevel` (hard-mandatory > soft-mandatory > advisory; mandatory > advisory), which otherwise fails `pulumi preview`. Stack config `tfegov:allowWeakening: true` allows it for every resource.
         :param pulumi.Input[_builtins.str] code: The policy's code, inline. Exactly one of `codeFile` and `code`.
         :param pulumi.Input[_builtins.str] code_file: The policy's code from a file, relative to the program's directory (Pulumi.yaml's `main`, else the project directory). Only the path, the SHA-256 and the size go into state. Exactly one of `codeFile` and `code`.
@@ -304,6 +322,7 @@ class Policy(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: Optional[pulumi.Input[_builtins.bool]] = None,
+                 allow_stricter: Optional[pulumi.Input[_builtins.bool]] = None,
                  allow_weakening: Optional[pulumi.Input[_builtins.bool]] = None,
                  code: Optional[pulumi.Input[_builtins.str]] = None,
                  code_file: Optional[pulumi.Input[_builtins.str]] = None,
@@ -326,6 +345,7 @@ class Policy(pulumi.CustomResource):
             __props__ = PolicyArgs.__new__(PolicyArgs)
 
             __props__.__dict__["adopt_existing"] = adopt_existing
+            __props__.__dict__["allow_stricter"] = allow_stricter
             __props__.__dict__["allow_weakening"] = allow_weakening
             __props__.__dict__["code"] = code
             __props__.__dict__["code_file"] = code_file

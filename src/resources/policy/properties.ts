@@ -48,6 +48,11 @@ export interface PolicyArgs {
    */
   allowWeakening?: pulumi.Input<boolean>;
   /**
+   * Approve a raised level that recent runs failed: with stack config `tfe:requireNoBlockedRuns: true`, preview
+   * refuses a raise that would have blocked a run of the window (or whose reads did not finish), unless this is set.
+   */
+  allowStricter?: pulumi.Input<boolean>;
+  /**
    * OPA: the Rego dialect of the policy sets the policy joins, which preview checks the code in (with `opa`):
    * `"v0"` (default) for sets on `latest` (the service runs OPA 0.61.x for it) or a 0.x runtime, `"v1"` for sets
    * pinned to an OPA 1.x runtime. Rego v1 with `import rego.v1` reads in both.
@@ -72,6 +77,7 @@ export interface PolicyInputs {
   codeSize: number;
   adoptExisting: boolean;
   allowWeakening: boolean;
+  allowStricter?: boolean;
 }
 
 export interface PolicyOutputs extends PolicyInputs {
@@ -151,6 +157,7 @@ export const policyProperties = propertyTable<PolicyArgs>()({
   codeSize: { change: "none", output: true, secretWith: ["code"] },
   adoptExisting: { argument: "boolean", change: "none", output: false },
   allowWeakening: { argument: "boolean", change: "none", output: false },
+  allowStricter: { argument: "boolean", change: "none", output: false },
   regoVersion: { argument: "string", change: "none", output: false },
   policyId: { change: "none", output: true, service: { as: "id", read: "as held" } },
   policySetCount: { change: "none", output: true, service: { read: "as held" } },

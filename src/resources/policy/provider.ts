@@ -120,6 +120,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     inputs.policySetIds = checkIdList(failures, "policySetIds", news.policySetIds, policySetIdShape);
     inputs.adoptExisting = news.adoptExisting === true;
     inputs.allowWeakening = news.allowWeakening === true;
+    if (news.allowStricter === true) inputs.allowStricter = true;
 
     if (knownKind && !isUnknown(inputs.enforcementLevel) && !isUnknown(inputs.query)) {
       for (const violation of policyRuleViolations({

@@ -1,6 +1,6 @@
 import { enforcementStrength } from "../../contract/policies";
 import { blocks, describeImpact, readImpact } from "../impact";
-import { isUnknown, type ProviderContext } from "../provider-context";
+import { GovernanceRefusal, isUnknown, type ProviderContext } from "../provider-context";
 import type { PolicyInputs, PolicyOutputs } from "./properties";
 
 /**
@@ -31,5 +31,16 @@ export async function sayWhomItBlocks(
     settings,
   );
   const message = describeImpact(subject, after, impact);
+  // A team that wants no surprise refuses what would block a run, and what it could not read whole.
+  if (
+    context.requireNoBlockedRuns &&
+    news.allowStricter !== true &&
+    (impact.blocked.length > 0 || impact.notRead.length > 0)
+  ) {
+    throw new GovernanceRefusal(
+      `${message}. tfe:requireNoBlockedRuns refuses a raise that ${impact.blocked.length > 0 ? "would have blocked recent runs" : "it could not judge whole"}: ` +
+        "set allowStricter: true on this resource to approve it, or raise tfe:impactRequestBudget to read further",
+    );
+  }
   await (impact.blocked.length > 0 ? context.warn(urn, message) : context.info(urn, message));
 }

@@ -61,6 +61,11 @@ func GetRequireCodeChecks(ctx *pulumi.Context) bool {
 	return config.GetBool(ctx, "tfegov:requireCodeChecks")
 }
 
+// true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
+func GetRequireNoBlockedRuns(ctx *pulumi.Context) bool {
+	return config.GetBool(ctx, "tfegov:requireNoBlockedRuns")
+}
+
 // No retry starts once this many milliseconds have passed since the first attempt; default 60000.
 func GetRetryMaxElapsedMs(ctx *pulumi.Context) int {
 	return config.GetInt(ctx, "tfegov:retryMaxElapsedMs")

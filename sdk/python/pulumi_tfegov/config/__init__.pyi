@@ -64,6 +64,11 @@ requireCodeChecks: Optional[bool]
 true: a missing checker (no opa on PATH) fails preview instead of warning.
 """
 
+requireNoBlockedRuns: Optional[bool]
+"""
+true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
+"""
+
 retryMaxElapsedMs: Optional[int]
 """
 No retry starts once this many milliseconds have passed since the first attempt; default 60000.

@@ -91,6 +91,13 @@ class _ExportableConfig(types.ModuleType):
         return __config__.get_bool('requireCodeChecks')
 
     @_builtins.property
+    def require_no_blocked_runs(self) -> Optional[bool]:
+        """
+        true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
+        """
+        return __config__.get_bool('requireNoBlockedRuns')
+
+    @_builtins.property
     def retry_max_elapsed_ms(self) -> Optional[int]:
         """
         No retry starts once this many milliseconds have passed since the first attempt; default 60000.
