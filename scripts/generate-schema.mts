@@ -90,6 +90,7 @@ const namedTypes: Record<string, string> = {
   RegistryModuleVersion: "ModuleVersionInfo",
   RegistryModuleVersionSummary: "ModuleVersionSummary",
   PolicySetVcs: "PolicySetVcs",
+  PolicyRunResult: "PolicyRunResult",
 };
 const typesToDeclare = new Map<string, ts.Type>();
 /** Names of object types written inline, by the property that holds them. */
@@ -347,6 +348,15 @@ const functions: FunctionSpec[] = [
     list: true,
     description: "Every version of a private-registry module, each with its deprecation.",
   },
+  {
+    name: "listPolicyResults",
+    args: "ListPolicyResultsArgs",
+    table: readFunctions.listPolicyResultsArguments,
+    result: "PolicyRunResult",
+    list: true,
+    description:
+      "Every policy result the runs of the window recorded, in every workspace of the organization (or those named).",
+  },
 ];
 
 const resultFiles: Record<string, string> = {
@@ -354,6 +364,7 @@ const resultFiles: Record<string, string> = {
   PolicySet: "client/policy-sets.ts",
   RegistryModuleVersion: "client/registry.ts",
   RegistryModuleVersionSummary: "client/registry.ts",
+  PolicyRunResult: "read-functions/index.ts",
 };
 
 function objectProperties(type: ts.Type, owner: string): { properties: Record<string, Property>; required: string[] } {

@@ -30,6 +30,11 @@ export const listPolicies: typeof import("./listPolicies").listPolicies = null a
 export const listPoliciesOutput: typeof import("./listPolicies").listPoliciesOutput = null as any;
 utilities.lazyLoad(exports, ["listPolicies","listPoliciesOutput"], () => require("./listPolicies"));
 
+export { ListPolicyResultsArgs, ListPolicyResultsResult, ListPolicyResultsOutputArgs } from "./listPolicyResults";
+export const listPolicyResults: typeof import("./listPolicyResults").listPolicyResults = null as any;
+export const listPolicyResultsOutput: typeof import("./listPolicyResults").listPolicyResultsOutput = null as any;
+utilities.lazyLoad(exports, ["listPolicyResults","listPolicyResultsOutput"], () => require("./listPolicyResults"));
+
 export { ListPolicySetsArgs, ListPolicySetsResult, ListPolicySetsOutputArgs } from "./listPolicySets";
 export const listPolicySets: typeof import("./listPolicySets").listPolicySets = null as any;
 export const listPolicySetsOutput: typeof import("./listPolicySets").listPolicySetsOutput = null as any;

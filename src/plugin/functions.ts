@@ -4,6 +4,7 @@ import {
   getPolicySet,
   listModuleVersions,
   listPolicies,
+  listPolicyResults,
   listPolicySets,
 } from "../read-functions";
 import type { ProviderContext } from "../resources/provider-context";
@@ -24,6 +25,12 @@ const functions: Record<string, (args: Record<string, unknown>, context: Provide
   getModuleVersion: (args, context) => getModuleVersion(args as never, { client: context.client }),
   listModuleVersions: async (args, context) => ({
     items: await listModuleVersions(args as never, { client: context.client }),
+  }),
+  listPolicyResults: async (args, context) => ({
+    items: await listPolicyResults(args as never, {
+      client: context.client,
+      organization: context.defaultOrganization,
+    }),
   }),
 };
 

@@ -5,6 +5,7 @@ import type { Policy } from "../client/policies";
 import type { PolicySet } from "../client/policy-sets";
 import type { RegistryModuleVersion, RegistryModuleVersionSummary } from "../client/registry";
 import type { PolicyKind, PolicySetKind } from "../contract/policies";
+import { readResults } from "../resources/impact";
 import { type ArgumentTable, assertArguments } from "../resources/property-table";
 
 /**
@@ -61,6 +62,38 @@ export interface ModuleArgs {
   provider: string;
 }
 
+export interface ListPolicyResultsArgs {
+  /** The organization whose workspaces are read; default: the provider's organization (`tfe:organization`). */
+  organization?: string;
+  /** Only these workspaces (`ws-...`); default: every workspace of the organization. */
+  workspaceIds?: string[];
+  /** Only the results of this policy, by name. */
+  policy?: string;
+  /** The window, in days back from now; default 30. */
+  days?: number;
+  /** Requests the read may send; default 1000. What it did not read is left out of the items. */
+  requestBudget?: number;
+}
+
+/** One policy's result in one run of a workspace, as the run recorded it. */
+export interface PolicyRunResult {
+  workspaceId: string;
+  workspaceName: string;
+  runId: string;
+  /** When the run was made, ISO 8601. */
+  createdAt: string;
+  /** `sentinel`, `opa` or `tfpolicy`. */
+  kind: string;
+  /** `task-stage`, `policy-check` or `tf-policy-evaluation`: how the run recorded it. */
+  recordedBy: string;
+  policySet: string;
+  policy: string;
+  /** The level the run evaluated it at, as the service reports it (`advisory`, `mandatory`, ...). */
+  level: string;
+  /** `passed`, `failed` or `errored`. */
+  status: string;
+}
+
 export interface ModuleVersionArgs extends ModuleArgs {
   /** The version, e.g. `1.2.0`. */
   version: string;
@@ -85,6 +118,13 @@ export const listPolicySetsArguments = {
   organization: { argument: "string" },
   search: { argument: "string" },
   kind: { argument: "string" },
+} as const satisfies ArgumentTable;
+export const listPolicyResultsArguments = {
+  organization: { argument: "string" },
+  workspaceIds: { argument: "string list" },
+  policy: { argument: "string" },
+  days: { argument: "number" },
+  requestBudget: { argument: "number" },
 } as const satisfies ArgumentTable;
 export const moduleArguments = {
   namespace: { argument: "string" },
@@ -220,6 +260,47 @@ export async function listModuleVersions(
 ): Promise<RegistryModuleVersionSummary[]> {
   checkArguments("listModuleVersions", moduleArguments, args, options);
   return withClient(options, (client) => client.registry.listModuleVersions(args));
+}
+
+/**
+ * Every policy result the runs of the window recorded, in every workspace of the organization (or those named): the
+ * numbers behind what preview says of a raised level (docs/reviewing-governance-changes.md).
+ */
+export async function listPolicyResults(
+  args: ListPolicyResultsArgs,
+  options: ReadFunctionOptions = {},
+): Promise<PolicyRunResult[]> {
+  checkArguments("listPolicyResults", listPolicyResultsArguments, args, options);
+  return withClient(options, async (client) => {
+    const organization = organizationOf("listPolicyResults", args.organization, options);
+    const read = await readResults(
+      client,
+      { organization, ...(args.workspaceIds ? { workspaceIds: args.workspaceIds } : {}) },
+      { windowDays: args.days ?? 30, requestBudget: args.requestBudget ?? 1000 },
+    );
+    return read.workspaces.flatMap((workspace) =>
+      workspace.runs.flatMap((run) =>
+        run.results
+          .filter((result) => args.policy === undefined || result.policy === args.policy)
+          .map(({ runId: _, ...result }) => ({
+            workspaceId: workspace.workspaceId,
+            workspaceName: workspace.workspaceName,
+            runId: run.id,
+            createdAt: run.createdAt.toISOString(),
+            ...result,
+          })),
+      ),
+    );
+  });
+}
+
+/** {@link listPolicyResults} for Pulumi programs: args may be outputs of other resources. */
+export function listPolicyResultsOutput(
+  args: InputArgs<ListPolicyResultsArgs>,
+  options: ReadFunctionOptions = {},
+): pulumi.Output<PolicyRunResult[]> {
+  checkArguments("listPolicyResultsOutput", listPolicyResultsArguments, args, options);
+  return asOutput(listPolicyResults, args, options);
 }
 
 /** {@link getPolicy} for Pulumi programs: args may be outputs of other resources. */

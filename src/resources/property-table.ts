@@ -5,7 +5,7 @@ import { type CheckFailure, defaultOrganization, isUnknown, sameValue } from "./
 export { closestName };
 
 /** What an argument may hold; each kind names itself in the failure message. */
-export type ArgumentKind = "string" | "boolean" | "string list" | "list" | "object";
+export type ArgumentKind = "string" | "boolean" | "number" | "string list" | "list" | "object";
 
 /**
  * One property of a resource, declared once: what the program may pass for it (absent for what the provider derives,
@@ -181,6 +181,10 @@ export function keyedProperties(table: PropertyTable): string[] {
 const expectation: Record<ArgumentKind, { matches: (value: unknown) => boolean; wanted: string }> = {
   string: { matches: (value) => typeof value === "string", wanted: "a string" },
   boolean: { matches: (value) => typeof value === "boolean", wanted: "true or false" },
+  number: {
+    matches: (value) => typeof value === "number" && Number.isFinite(value) && value >= 0,
+    wanted: "a number from 0",
+  },
   "string list": {
     matches: (value) => Array.isArray(value) && value.every((item) => typeof item === "string" || isPending(item)),
     wanted: "a list of strings",

@@ -40,7 +40,15 @@ ${["yaml-require-tags", "yaml-log-only"]
         - ${setId}
 `,
   )
-  .join("")}`;
+  .join("")}variables:
+  results:
+    fn::invoke:
+      function: tfegov:index:listPolicyResults
+      arguments:
+        policy: yaml-require-tags
+outputs:
+  failedRuns: \${results.items}
+`;
 
 describe("a stricter level, previewed against the runs it would have blocked", () => {
   let server: RunningServer;
@@ -145,6 +153,13 @@ describe("a stricter level, previewed against the runs it would have blocked", (
     projects.push(project);
     await installPlugin(project);
     await project.up();
+    // The numbers behind the message, for a program that wants them: the function the plugin serves.
+    const outputs = JSON.parse((await project.run(["stack", "output", "--json"])).stdout);
+    expect(
+      (outputs.failedRuns as { runId: string; status: string; workspaceName: string }[])
+        .map((result) => `${result.workspaceName} ${result.runId} ${result.status}`)
+        .sort(),
+    ).toEqual(["data run-Data10001 failed", "payments-prod run-Pay10001 failed", "payments-prod run-Pay10002 failed"]);
     await project.writeFile("Pulumi.yaml", yaml("hard-mandatory"));
     const preview = await project.run(["preview"]);
     expectNamed(preview.output, "yaml-", ["run-Pay10001", "run-Pay10002", "run-Data10001"]);

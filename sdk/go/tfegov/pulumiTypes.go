@@ -554,6 +554,103 @@ func (o PolicyOverrideMapOutput) MapIndex(k pulumi.StringInput) PolicyOverrideOu
 	}).(PolicyOverrideOutput)
 }
 
+type PolicyRunResult struct {
+	// When the run was made, ISO 8601.
+	CreatedAt string `pulumi:"createdAt"`
+	// `sentinel`, `opa` or `tfpolicy`.
+	Kind string `pulumi:"kind"`
+	// The level the run evaluated it at, as the service reports it (`advisory`, `mandatory`, ...).
+	Level     string `pulumi:"level"`
+	Policy    string `pulumi:"policy"`
+	PolicySet string `pulumi:"policySet"`
+	// `task-stage`, `policy-check` or `tf-policy-evaluation`: how the run recorded it.
+	RecordedBy string `pulumi:"recordedBy"`
+	RunId      string `pulumi:"runId"`
+	// `passed`, `failed` or `errored`.
+	Status        string `pulumi:"status"`
+	WorkspaceId   string `pulumi:"workspaceId"`
+	WorkspaceName string `pulumi:"workspaceName"`
+}
+
+type PolicyRunResultOutput struct{ *pulumi.OutputState }
+
+func (PolicyRunResultOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*PolicyRunResult)(nil)).Elem()
+}
+
+func (o PolicyRunResultOutput) ToPolicyRunResultOutput() PolicyRunResultOutput {
+	return o
+}
+
+func (o PolicyRunResultOutput) ToPolicyRunResultOutputWithContext(ctx context.Context) PolicyRunResultOutput {
+	return o
+}
+
+// When the run was made, ISO 8601.
+func (o PolicyRunResultOutput) CreatedAt() pulumi.StringOutput {
+	return o.ApplyT(func(v PolicyRunResult) string { return v.CreatedAt }).(pulumi.StringOutput)
+}
+
+// `sentinel`, `opa` or `tfpolicy`.
+func (o PolicyRunResultOutput) Kind() pulumi.StringOutput {
+	return o.ApplyT(func(v PolicyRunResult) string { return v.Kind }).(pulumi.StringOutput)
+}
+
+// The level the run evaluated it at, as the service reports it (`advisory`, `mandatory`, ...).
+func (o PolicyRunResultOutput) Level() pulumi.StringOutput {
+	return o.ApplyT(func(v PolicyRunResult) string { return v.Level }).(pulumi.StringOutput)
+}
+
+func (o PolicyRunResultOutput) Policy() pulumi.StringOutput {
+	return o.ApplyT(func(v PolicyRunResult) string { return v.Policy }).(pulumi.StringOutput)
+}
+
+func (o PolicyRunResultOutput) PolicySet() pulumi.StringOutput {
+	return o.ApplyT(func(v PolicyRunResult) string { return v.PolicySet }).(pulumi.StringOutput)
+}
+
+// `task-stage`, `policy-check` or `tf-policy-evaluation`: how the run recorded it.
+func (o PolicyRunResultOutput) RecordedBy() pulumi.StringOutput {
+	return o.ApplyT(func(v PolicyRunResult) string { return v.RecordedBy }).(pulumi.StringOutput)
+}
+
+func (o PolicyRunResultOutput) RunId() pulumi.StringOutput {
+	return o.ApplyT(func(v PolicyRunResult) string { return v.RunId }).(pulumi.StringOutput)
+}
+
+// `passed`, `failed` or `errored`.
+func (o PolicyRunResultOutput) Status() pulumi.StringOutput {
+	return o.ApplyT(func(v PolicyRunResult) string { return v.Status }).(pulumi.StringOutput)
+}
+
+func (o PolicyRunResultOutput) WorkspaceId() pulumi.StringOutput {
+	return o.ApplyT(func(v PolicyRunResult) string { return v.WorkspaceId }).(pulumi.StringOutput)
+}
+
+func (o PolicyRunResultOutput) WorkspaceName() pulumi.StringOutput {
+	return o.ApplyT(func(v PolicyRunResult) string { return v.WorkspaceName }).(pulumi.StringOutput)
+}
+
+type PolicyRunResultArrayOutput struct{ *pulumi.OutputState }
+
+func (PolicyRunResultArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]PolicyRunResult)(nil)).Elem()
+}
+
+func (o PolicyRunResultArrayOutput) ToPolicyRunResultArrayOutput() PolicyRunResultArrayOutput {
+	return o
+}
+
+func (o PolicyRunResultArrayOutput) ToPolicyRunResultArrayOutputWithContext(ctx context.Context) PolicyRunResultArrayOutput {
+	return o
+}
+
+func (o PolicyRunResultArrayOutput) Index(i pulumi.IntInput) PolicyRunResultOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) PolicyRunResult {
+		return vs[0].([]PolicyRunResult)[vs[1].(int)]
+	}).(PolicyRunResultOutput)
+}
+
 type PolicySetInfo struct {
 	AgentEnabled         bool     `pulumi:"agentEnabled"`
 	CurrentVersionId     *string  `pulumi:"currentVersionId"`
@@ -1118,6 +1215,8 @@ func init() {
 	pulumi.RegisterOutputType(PolicyInfoArrayOutput{})
 	pulumi.RegisterOutputType(PolicyOverrideOutput{})
 	pulumi.RegisterOutputType(PolicyOverrideMapOutput{})
+	pulumi.RegisterOutputType(PolicyRunResultOutput{})
+	pulumi.RegisterOutputType(PolicyRunResultArrayOutput{})
 	pulumi.RegisterOutputType(PolicySetInfoOutput{})
 	pulumi.RegisterOutputType(PolicySetInfoArrayOutput{})
 	pulumi.RegisterOutputType(PolicySetVcsOutput{})

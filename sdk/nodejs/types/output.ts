@@ -63,6 +63,34 @@ export interface PolicyInfo {
     updatedAt?: string;
 }
 
+export interface PolicyRunResult {
+    /**
+     * When the run was made, ISO 8601.
+     */
+    createdAt: string;
+    /**
+     * `sentinel`, `opa` or `tfpolicy`.
+     */
+    kind: string;
+    /**
+     * The level the run evaluated it at, as the service reports it (`advisory`, `mandatory`, ...).
+     */
+    level: string;
+    policy: string;
+    policySet: string;
+    /**
+     * `task-stage`, `policy-check` or `tf-policy-evaluation`: how the run recorded it.
+     */
+    recordedBy: string;
+    runId: string;
+    /**
+     * `passed`, `failed` or `errored`.
+     */
+    status: string;
+    workspaceId: string;
+    workspaceName: string;
+}
+
 export interface PolicySetInfo {
     agentEnabled: boolean;
     currentVersionId?: string;

@@ -11,6 +11,7 @@ from .get_policy import *
 from .get_policy_set import *
 from .list_module_versions import *
 from .list_policies import *
+from .list_policy_results import *
 from .list_policy_sets import *
 from .module_version_deprecation import *
 from .policy import *

@@ -22,6 +22,7 @@ __all__ = [
     'Parameter',
     'PolicyBlock',
     'PolicyInfo',
+    'PolicyRunResult',
     'PolicySetInfo',
     'PolicySetVcs',
     'PolicySetVcsRepo',
@@ -285,6 +286,103 @@ class PolicyInfo(dict):
     @pulumi.getter(name="updatedAt")
     def updated_at(self) -> Optional[_builtins.str]:
         return pulumi.get(self, "updated_at")
+
+
+@pulumi.output_type
+class PolicyRunResult(dict):
+    def __init__(__self__, *,
+                 created_at: _builtins.str,
+                 kind: _builtins.str,
+                 level: _builtins.str,
+                 policy: _builtins.str,
+                 policy_set: _builtins.str,
+                 recorded_by: _builtins.str,
+                 run_id: _builtins.str,
+                 status: _builtins.str,
+                 workspace_id: _builtins.str,
+                 workspace_name: _builtins.str):
+        """
+        :param _builtins.str created_at: When the run was made, ISO 8601.
+        :param _builtins.str kind: `sentinel`, `opa` or `tfpolicy`.
+        :param _builtins.str level: The level the run evaluated it at, as the service reports it (`advisory`, `mandatory`, ...).
+        :param _builtins.str recorded_by: `task-stage`, `policy-check` or `tf-policy-evaluation`: how the run recorded it.
+        :param _builtins.str status: `passed`, `failed` or `errored`.
+        """
+        pulumi.set(__self__, "created_at", created_at)
+        pulumi.set(__self__, "kind", kind)
+        pulumi.set(__self__, "level", level)
+        pulumi.set(__self__, "policy", policy)
+        pulumi.set(__self__, "policy_set", policy_set)
+        pulumi.set(__self__, "recorded_by", recorded_by)
+        pulumi.set(__self__, "run_id", run_id)
+        pulumi.set(__self__, "status", status)
+        pulumi.set(__self__, "workspace_id", workspace_id)
+        pulumi.set(__self__, "workspace_name", workspace_name)
+
+    @_builtins.property
+    @pulumi.getter(name="createdAt")
+    def created_at(self) -> _builtins.str:
+        """
+        When the run was made, ISO 8601.
+        """
+        return pulumi.get(self, "created_at")
+
+    @_builtins.property
+    @pulumi.getter
+    def kind(self) -> _builtins.str:
+        """
+        `sentinel`, `opa` or `tfpolicy`.
+        """
+        return pulumi.get(self, "kind")
+
+    @_builtins.property
+    @pulumi.getter
+    def level(self) -> _builtins.str:
+        """
+        The level the run evaluated it at, as the service reports it (`advisory`, `mandatory`, ...).
+        """
+        return pulumi.get(self, "level")
+
+    @_builtins.property
+    @pulumi.getter
+    def policy(self) -> _builtins.str:
+        return pulumi.get(self, "policy")
+
+    @_builtins.property
+    @pulumi.getter(name="policySet")
+    def policy_set(self) -> _builtins.str:
+        return pulumi.get(self, "policy_set")
+
+    @_builtins.property
+    @pulumi.getter(name="recordedBy")
+    def recorded_by(self) -> _builtins.str:
+        """
+        `task-stage`, `policy-check` or `tf-policy-evaluation`: how the run recorded it.
+        """
+        return pulumi.get(self, "recorded_by")
+
+    @_builtins.property
+    @pulumi.getter(name="runId")
+    def run_id(self) -> _builtins.str:
+        return pulumi.get(self, "run_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def status(self) -> _builtins.str:
+        """
+        `passed`, `failed` or `errored`.
+        """
+        return pulumi.get(self, "status")
+
+    @_builtins.property
+    @pulumi.getter(name="workspaceId")
+    def workspace_id(self) -> _builtins.str:
+        return pulumi.get(self, "workspace_id")
+
+    @_builtins.property
+    @pulumi.getter(name="workspaceName")
+    def workspace_name(self) -> _builtins.str:
+        return pulumi.get(self, "workspace_name")
 
 
 @pulumi.output_type
