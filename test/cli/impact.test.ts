@@ -105,6 +105,23 @@ describe("tfe-governance impact", () => {
     ]);
   });
 
+  it("shows the quickstart seed's recent failures of require-tags, as docs/local-server.md says", async () => {
+    const quickstart = await startServer({ seed: join(__dirname, "..", "..", "examples", "quickstart", "seed.json") });
+    try {
+      const out = new PassThrough();
+      let text = "";
+      out.on("data", (chunk) => (text += chunk));
+      const env = { TFE_ADDRESS: quickstart.url, TFE_TOKEN: "quickstart-token-not-a-secret" };
+      expect(await impactMain(["--organization", "acme", "--json"], { out, log: () => {}, env })).toBe(0);
+      const production = JSON.parse(text).workspaces.find(
+        (workspace: { name: string }) => workspace.name === "production",
+      );
+      expect(production.cells["require-tags (baseline)"]).toMatchObject({ passed: 1, failedAdvisory: 2 });
+    } finally {
+      await quickstart.close();
+    }
+  });
+
   it("names what it needs when it lacks it", async () => {
     expect((await impact(["--level", "hard-mandatory"])).logged).toEqual([
       "--level says what a raise of one policy would block: give --policy NAME too",

@@ -107,7 +107,7 @@ describe("runs and their policy results", () => {
 
   it("takes the seed of runs docs/local-server.md shows", () => {
     const blocks = fencedBlocks(readFileSync(join(__dirname, "..", "..", "docs", "local-server.md"), "utf8"), "json");
-    const runs = blocks.find((block) => block.includes('"runs"')) as string;
+    const runs = blocks.find((block) => block.includes("run-PaymentsProd0001")) as string;
     expect(loadSeed(JSON.parse(runs)).runs.flatMap((run) => run.policyResults.map((result) => result.kind))).toEqual([
       "sentinel",
       "opa",
