@@ -57,6 +57,12 @@ namespace PulumiTfeGovernance.Tfegov
         public Input<bool>? AdoptExisting { get; set; }
 
         /// <summary>
+        /// Approve a raised level of the folder's policies that recent runs failed (see `Policy`'s `allowStricter`).
+        /// </summary>
+        [Input("allowStricter")]
+        public Input<bool>? AllowStricter { get; set; }
+
+        /// <summary>
         /// Allow a level lowered in the folder's file, which otherwise fails `pulumi preview` (see `Policy`).
         /// </summary>
         [Input("allowWeakening")]

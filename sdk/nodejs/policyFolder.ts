@@ -44,6 +44,7 @@ export class PolicyFolder extends pulumi.ComponentResource {
                 throw new Error("Missing required property 'directory'");
             }
             resourceInputs["adoptExisting"] = args?.adoptExisting;
+            resourceInputs["allowStricter"] = args?.allowStricter;
             resourceInputs["allowWeakening"] = args?.allowWeakening;
             resourceInputs["directory"] = args?.directory;
             resourceInputs["opaPath"] = args?.opaPath;
@@ -69,6 +70,10 @@ export interface PolicyFolderArgs {
      * Take over policies that already have these names instead of failing.
      */
     adoptExisting?: pulumi.Input<boolean>;
+    /**
+     * Approve a raised level of the folder's policies that recent runs failed (see `Policy`'s `allowStricter`).
+     */
+    allowStricter?: pulumi.Input<boolean>;
     /**
      * Allow a level lowered in the folder's file, which otherwise fails `pulumi preview` (see `Policy`).
      */

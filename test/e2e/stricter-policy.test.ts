@@ -18,13 +18,16 @@ const workspaces = { payments: "ws-StricterPay000001", web: "ws-StricterWeb00000
 
 const typescript = (level: string, allowStricter = false) =>
   [
-    'const { Policy } = require("pulumi-tfe-governance");',
+    'const { Policy, PolicyFolder } = require("pulumi-tfe-governance");',
+    `new PolicyFolder("folder", { directory: "folder", policySetIds: ["${setId}"], allowStricter: ${allowStricter} });`,
     ...["require-tags", "log-only"].map(
       (name) =>
         `new Policy(${JSON.stringify(name)}, { code: "main = rule { true }\\n", enforcementLevel: "${level}", ` +
         `policySetIds: ["${setId}"], allowStricter: ${allowStricter} });`,
     ),
   ].join("\n");
+
+const folderHcl = (level: string) => `policy "folder-tags" {\n  enforcement_level = "${level}"\n}\n`;
 
 const yaml = (level: string) => `name: tfegov-stricter
 runtime: yaml
@@ -87,7 +90,12 @@ describe("a stricter level, previewed against the runs it would have blocked", (
               policyResults: [failed(`${prefix}require-tags`)],
             },
           ]),
-          { id: "run-Web0001", workspace: workspaces.web, createdAt: daysAgo(2), policyResults: [] },
+          {
+            id: "run-Web0001",
+            workspace: workspaces.web,
+            createdAt: daysAgo(2),
+            policyResults: [failed("folder-tags")],
+          },
         ],
       },
     });
@@ -116,16 +124,25 @@ describe("a stricter level, previewed against the runs it would have blocked", (
   it("in TypeScript: preview names the workspaces and runs a raise would have blocked, and says so where none", async () => {
     const project = await PulumiProject.create({
       name: "tfe-stricter",
-      files: { "index.js": typescript("advisory") },
+      files: {
+        "index.js": typescript("advisory"),
+        "folder/sentinel.hcl": folderHcl("advisory"),
+        "folder/folder-tags.sentinel": "main = rule { true }\n",
+      },
       config: { "tfe:address": server.url, "tfe:organization": organization },
       secrets: { "tfe:token": token },
     });
     projects.push(project);
     await project.up();
     await project.writeFile("index.js", typescript("hard-mandatory"));
+    await project.writeFile("folder/sentinel.hcl", folderHcl("hard-mandatory"));
     const writes = server.requestLog.entries().filter((entry) => entry.method !== "GET").length;
     const preview = await project.run(["preview"]);
     expectNamed(preview.output, "", ["run-Pay00001", "run-Pay00002", "run-Data00001"]);
+    // A PolicyFolder's block is a Policy: a level raised in its file is read the same way.
+    expect(preview.output).toMatch(
+      /policy "folder-tags" at hard-mandatory would have blocked 1 run in 1 of 3 workspaces in the last 30 days: web \(run-Web0001, /,
+    );
     expect(server.requestLog.entries().filter((entry) => entry.method !== "GET").length).toBe(writes);
 
     // A stack that wants no surprise refuses the raise that would have blocked runs, until the resource approves it.

@@ -42,6 +42,8 @@ func NewPolicyFolder(ctx *pulumi.Context,
 type policyFolderArgs struct {
 	// Take over policies that already have these names instead of failing.
 	AdoptExisting *bool `pulumi:"adoptExisting"`
+	// Approve a raised level of the folder's policies that recent runs failed (see `Policy`'s `allowStricter`).
+	AllowStricter *bool `pulumi:"allowStricter"`
 	// Allow a level lowered in the folder's file, which otherwise fails `pulumi preview` (see `Policy`).
 	AllowWeakening *bool `pulumi:"allowWeakening"`
 	// The policy-set folder: a `sentinel.hcl` or a `policies.hcl` beside the code, as the service reads it from version control. Relative to the program's directory. Read when the program runs, so a plain string.
@@ -64,6 +66,8 @@ type policyFolderArgs struct {
 type PolicyFolderArgs struct {
 	// Take over policies that already have these names instead of failing.
 	AdoptExisting pulumi.BoolPtrInput
+	// Approve a raised level of the folder's policies that recent runs failed (see `Policy`'s `allowStricter`).
+	AllowStricter pulumi.BoolPtrInput
 	// Allow a level lowered in the folder's file, which otherwise fails `pulumi preview` (see `Policy`).
 	AllowWeakening pulumi.BoolPtrInput
 	// The policy-set folder: a `sentinel.hcl` or a `policies.hcl` beside the code, as the service reads it from version control. Relative to the program's directory. Read when the program runs, so a plain string.

@@ -22,6 +22,7 @@ class PolicyFolderArgs:
     def __init__(__self__, *,
                  directory: pulumi.Input[_builtins.str],
                  adopt_existing: Optional[pulumi.Input[_builtins.bool]] = None,
+                 allow_stricter: Optional[pulumi.Input[_builtins.bool]] = None,
                  allow_weakening: Optional[pulumi.Input[_builtins.bool]] = None,
                  opa_path: Optional[pulumi.Input[_builtins.str]] = None,
                  organization: Optional[pulumi.Input[_builtins.str]] = None,
@@ -34,6 +35,7 @@ class PolicyFolderArgs:
 
         :param pulumi.Input[_builtins.str] directory: The policy-set folder: a `sentinel.hcl` or a `policies.hcl` beside the code, as the service reads it from version control. Relative to the program's directory. Read when the program runs, so a plain string.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over policies that already have these names instead of failing.
+        :param pulumi.Input[_builtins.bool] allow_stricter: Approve a raised level of the folder's policies that recent runs failed (see `Policy`'s `allowStricter`).
         :param pulumi.Input[_builtins.bool] allow_weakening: Allow a level lowered in the folder's file, which otherwise fails `pulumi preview` (see `Policy`).
         :param pulumi.Input[_builtins.str] opa_path: The `opa` binary to check Rego with; default: `opa` on PATH. Without one, Rego goes unchecked (a warning).
         :param pulumi.Input[_builtins.str] organization: Organization of every policy; default: stack config `tfegov:organization`, then `TFE_ORGANIZATION`.
@@ -45,6 +47,8 @@ class PolicyFolderArgs:
         pulumi.set(__self__, "directory", directory)
         if adopt_existing is not None:
             pulumi.set(__self__, "adopt_existing", adopt_existing)
+        if allow_stricter is not None:
+            pulumi.set(__self__, "allow_stricter", allow_stricter)
         if allow_weakening is not None:
             pulumi.set(__self__, "allow_weakening", allow_weakening)
         if opa_path is not None:
@@ -83,6 +87,18 @@ class PolicyFolderArgs:
     @adopt_existing.setter
     def adopt_existing(self, value: Optional[pulumi.Input[_builtins.bool]]):
         pulumi.set(self, "adopt_existing", value)
+
+    @_builtins.property
+    @pulumi.getter(name="allowStricter")
+    def allow_stricter(self) -> Optional[pulumi.Input[_builtins.bool]]:
+        """
+        Approve a raised level of the folder's policies that recent runs failed (see `Policy`'s `allowStricter`).
+        """
+        return pulumi.get(self, "allow_stricter")
+
+    @allow_stricter.setter
+    def allow_stricter(self, value: Optional[pulumi.Input[_builtins.bool]]):
+        pulumi.set(self, "allow_stricter", value)
 
     @_builtins.property
     @pulumi.getter(name="allowWeakening")
@@ -176,6 +192,7 @@ class PolicyFolder(pulumi.ComponentResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: Optional[pulumi.Input[_builtins.bool]] = None,
+                 allow_stricter: Optional[pulumi.Input[_builtins.bool]] = None,
                  allow_weakening: Optional[pulumi.Input[_builtins.bool]] = None,
                  directory: Optional[pulumi.Input[_builtins.str]] = None,
                  opa_path: Optional[pulumi.Input[_builtins.str]] = None,
@@ -192,6 +209,7 @@ class PolicyFolder(pulumi.ComponentResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over policies that already have these names instead of failing.
+        :param pulumi.Input[_builtins.bool] allow_stricter: Approve a raised level of the folder's policies that recent runs failed (see `Policy`'s `allowStricter`).
         :param pulumi.Input[_builtins.bool] allow_weakening: Allow a level lowered in the folder's file, which otherwise fails `pulumi preview` (see `Policy`).
         :param pulumi.Input[_builtins.str] directory: The policy-set folder: a `sentinel.hcl` or a `policies.hcl` beside the code, as the service reads it from version control. Relative to the program's directory. Read when the program runs, so a plain string.
         :param pulumi.Input[_builtins.str] opa_path: The `opa` binary to check Rego with; default: `opa` on PATH. Without one, Rego goes unchecked (a warning).
@@ -227,6 +245,7 @@ class PolicyFolder(pulumi.ComponentResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: Optional[pulumi.Input[_builtins.bool]] = None,
+                 allow_stricter: Optional[pulumi.Input[_builtins.bool]] = None,
                  allow_weakening: Optional[pulumi.Input[_builtins.bool]] = None,
                  directory: Optional[pulumi.Input[_builtins.str]] = None,
                  opa_path: Optional[pulumi.Input[_builtins.str]] = None,
@@ -247,6 +266,7 @@ class PolicyFolder(pulumi.ComponentResource):
             __props__ = PolicyFolderArgs.__new__(PolicyFolderArgs)
 
             __props__.__dict__["adopt_existing"] = adopt_existing
+            __props__.__dict__["allow_stricter"] = allow_stricter
             __props__.__dict__["allow_weakening"] = allow_weakening
             if directory is None and not opts.urn:
                 raise TypeError("Missing required property 'directory'")

@@ -31,6 +31,8 @@ export interface PolicyFolderArgs {
   adoptExisting?: pulumi.Input<boolean>;
   /** Allow a level lowered in the folder's file, which otherwise fails `pulumi preview` (see `Policy`). */
   allowWeakening?: pulumi.Input<boolean>;
+  /** Approve a raised level of the folder's policies that recent runs failed (see `Policy`'s `allowStricter`). */
+  allowStricter?: pulumi.Input<boolean>;
   /** Per-policy settings, keyed by the block's label: `name`, `description`, `enforcementLevel`. */
   overrides?: Record<string, PolicyOverride>;
   /**
@@ -51,6 +53,7 @@ export const folderArguments = {
   policySetIds: { argument: "string list" },
   adoptExisting: { argument: "boolean" },
   allowWeakening: { argument: "boolean" },
+  allowStricter: { argument: "boolean" },
   overrides: { argument: "object" },
   regoVersion: { argument: "string" },
   opaPath: { argument: "string" },
@@ -108,7 +111,8 @@ export async function declareFolder<P extends pulumi.Resource>(
 ): Promise<Record<string, P>> {
   const problems = argumentProblems(args);
   if (problems.length > 0) throw new pulumi.ResourceError(problems.join("; "), component, true);
-  const { directory, organization, policySetIds, adoptExisting, allowWeakening, ...options } = args as PolicyFolderArgs;
+  const { directory, organization, policySetIds, adoptExisting, allowWeakening, allowStricter, ...options } =
+    args as PolicyFolderArgs;
   let folder: PolicyFolderContents;
   try {
     folder = await readPolicyFolder(directory, options as ReadPolicyFolderOptions);
@@ -156,7 +160,14 @@ export async function declareFolder<P extends pulumi.Resource>(
     },
     { parent: component },
   );
-  const shared = { organization, policySetIds, adoptExisting, allowWeakening, regoVersion: options.regoVersion };
+  const shared = {
+    organization,
+    policySetIds,
+    adoptExisting,
+    allowWeakening,
+    ...(allowStricter === undefined ? {} : { allowStricter }),
+    regoVersion: options.regoVersion,
+  };
   return Object.fromEntries(
     folder.policies.map((policy) => [
       policy.block,
