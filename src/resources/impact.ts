@@ -45,6 +45,8 @@ export interface Impact {
   /** Of those, the workspaces whose runs of the window were read whole. */
   read: number;
   blocked: BlockedRun[];
+  /** Runs of the window that evaluated the policy at all, passed or failed: none means its results there are not known. */
+  evaluated: number;
   /** What was not read, and why: the budget, a project in the scope, a read that failed. */
   notRead: string[];
   requests: number;
@@ -72,9 +74,11 @@ export function describeImpact(subject: string, level: string, impact: Impact): 
   const window = `in the last ${impact.windowDays} days`;
   const notRead = impact.notRead.length > 0 ? `; not read: ${impact.notRead.join("; ")}` : "";
   if (impact.reached === 0) return `${subject} at ${level} reaches no workspace${notRead}`;
-  if (impact.blocked.length === 0) {
-    return `${subject} at ${level}: no run ${window} failed it (${impact.read} of ${impact.reached} workspaces read)${notRead}`;
+  const read = `${impact.read} of ${impact.reached} workspaces read`;
+  if (impact.blocked.length === 0 && impact.evaluated === 0) {
+    return `${subject} at ${level}: no run ${window} evaluated it there, so whom it would block is not known (${read})${notRead}`;
   }
+  if (impact.blocked.length === 0) return `${subject} at ${level}: no run ${window} failed it (${read})${notRead}`;
   const byWorkspace = new Map<string, BlockedRun[]>();
   for (const run of impact.blocked)
     byWorkspace.set(run.workspaceName, [...(byWorkspace.get(run.workspaceName) ?? []), run]);
@@ -110,6 +114,7 @@ export async function readImpact(
     reached: 0,
     read: 0,
     blocked: [],
+    evaluated: 0,
     notRead: [],
     requests: 0,
   };
@@ -154,8 +159,10 @@ export async function readImpact(
           complete = false;
           break;
         }
-        for (const result of await client.runs.policyResults(run)) {
-          if (result.policy !== change.policy || !wouldBlock(result, change.kind, change.level)) continue;
+        const results = (await client.runs.policyResults(run)).filter((result) => result.policy === change.policy);
+        if (results.length > 0) impact.evaluated++;
+        for (const result of results) {
+          if (!wouldBlock(result, change.kind, change.level)) continue;
           found.push({
             workspaceId,
             workspaceName: name,

@@ -25,6 +25,9 @@ const typescript = (level: string, allowStricter = false) =>
         `new Policy(${JSON.stringify(name)}, { code: "main = rule { true }\\n", enforcementLevel: "${level}", ` +
         `policySetIds: ["${setId}"], allowStricter: ${allowStricter} });`,
     ),
+    // Blocking from the start, in no set until the raise: it joins the set then.
+    `new Policy("joiner", { code: "main = rule { true }\\n", enforcementLevel: "hard-mandatory", ` +
+      `policySetIds: ${level === "advisory" ? "[]" : `["${setId}"]`}, allowStricter: ${allowStricter} });`,
   ].join("\n");
 
 const folderHcl = (level: string) => `policy "folder-tags" {\n  enforcement_level = "${level}"\n}\n`;
@@ -94,7 +97,11 @@ describe("a stricter level, previewed against the runs it would have blocked", (
             id: "run-Web0001",
             workspace: workspaces.web,
             createdAt: daysAgo(2),
-            policyResults: [failed("folder-tags")],
+            policyResults: [
+              failed("folder-tags"),
+              failed("joiner"),
+              ...["log-only", "yaml-log-only"].map((policy) => ({ ...failed(policy), status: "passed" as const })),
+            ],
           },
         ],
       },
@@ -139,6 +146,11 @@ describe("a stricter level, previewed against the runs it would have blocked", (
     const writes = server.requestLog.entries().filter((entry) => entry.method !== "GET").length;
     const preview = await project.run(["preview"]);
     expectNamed(preview.output, "", ["run-Pay00001", "run-Pay00002", "run-Data00001"]);
+    // A policy that joins a set at a blocking level: the workspaces of the set it joins.
+    expect(preview.output).toContain(
+      `policy "joiner", joining ${setId}, at hard-mandatory would have blocked 1 run in 1 of 3 workspaces in the ` +
+        "last 30 days: web (run-Web0001, ",
+    );
     // A PolicyFolder's block is a Policy: a level raised in its file is read the same way.
     expect(preview.output).toMatch(
       /policy "folder-tags" at hard-mandatory would have blocked 1 run in 1 of 3 workspaces in the last 30 days: web \(run-Web0001, /,

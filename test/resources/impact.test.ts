@@ -69,7 +69,7 @@ beforeAll(async () => {
           id: "run-Web0001",
           workspace: "ws-Web00000000000001",
           createdAt: daysAgo(3),
-          policyResults: [passed("require-tags")],
+          policyResults: [passed("require-tags"), passed("always-passes")],
         },
         {
           id: "run-Data0001",
@@ -132,14 +132,17 @@ describe("whom a stricter policy would block", () => {
     );
   });
 
-  it("says when no run of the window failed it", async () => {
-    const impact = await readImpact(client, change([setId], "never-failed"), {
-      windowDays: 30,
-      requestBudget: 300,
-      now,
-    });
-    expect(describeImpact('policy "never-failed"', "hard-mandatory", impact)).toBe(
-      'policy "never-failed" at hard-mandatory: no run in the last 30 days failed it (3 of 3 workspaces read)',
+  it("says when no run of the window failed it, and when none evaluated it at all", async () => {
+    const settings = { windowDays: 30, requestBudget: 300, now };
+    const passing = await readImpact(client, change([setId], "always-passes"), settings);
+    expect(describeImpact('policy "always-passes"', "hard-mandatory", passing)).toBe(
+      'policy "always-passes" at hard-mandatory: no run in the last 30 days failed it (3 of 3 workspaces read)',
+    );
+    // Never evaluated there: whom it would block is not known, which is not the same as nobody.
+    const unknown = await readImpact(client, change([setId], "never-evaluated"), settings);
+    expect(describeImpact('policy "never-evaluated"', "hard-mandatory", unknown)).toBe(
+      'policy "never-evaluated" at hard-mandatory: no run in the last 30 days evaluated it there, so whom it would ' +
+        "block is not known (3 of 3 workspaces read)",
     );
   });
 

@@ -399,7 +399,9 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       urn: (news as unknown as Record<string, unknown>).__urn,
     });
     if (refusal) throw new GovernanceRefusal(refusal);
-    if (updates.includes("enforcementLevel")) await sayWhomItBlocks(this.context, olds, news);
+    if (updates.includes("enforcementLevel") || updates.includes("policySetIds")) {
+      await sayWhomItBlocks(this.context, olds, news);
+    }
     return result;
   }
 

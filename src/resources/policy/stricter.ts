@@ -4,8 +4,8 @@ import { GovernanceRefusal, isUnknown, type ProviderContext } from "../provider-
 import type { PolicyInputs, PolicyOutputs } from "./properties";
 
 /**
- * A raised level, said under the resource before it is applied: the runs of the window that failed the policy at a
- * level that let them go on, in the workspaces of its sets (impact.ts). Reads only; a failure to read is said, never
+ * A raised level, or a set joined at a blocking level, said under the resource before it is applied: the runs of the
+ * window that failed the policy at a level that let them go on, in the workspaces the change reaches (impact.ts). Reads only; a failure to read is said, never
  * thrown: it does not stop a preview that would otherwise pass.
  */
 export async function sayWhomItBlocks(
@@ -15,12 +15,17 @@ export async function sayWhomItBlocks(
 ): Promise<void> {
   const settings = context.impactSettings;
   const [before, after] = [olds.enforcementLevel, news.enforcementLevel];
+  if (settings.windowDays === 0 || !blocks(news.kind, after) || isUnknown(news.policySetIds)) return;
+  const known = (ids: unknown) =>
+    (Array.isArray(ids) ? ids : []).filter((id): id is string => typeof id === "string" && !isUnknown(id));
   const stronger =
     (enforcementStrength(news.kind, after) ?? 0) > (enforcementStrength(olds.kind, before) ?? Number.MAX_VALUE);
-  if (settings.windowDays === 0 || !stronger || !blocks(news.kind, after) || isUnknown(news.policySetIds)) return;
-  const setIds = (news.policySetIds ?? []).filter((id) => typeof id === "string" && !isUnknown(id));
+  // A raised level reaches every workspace of the policy's sets; a set joined at a blocking level, its own.
+  const joined = known(news.policySetIds).filter((id) => !known(olds.policySetIds).includes(id));
+  if (!stronger && joined.length === 0) return;
+  const setIds = stronger ? known(news.policySetIds) : joined;
   const urn = (news as unknown as Record<string, unknown>).__urn;
-  const subject = `policy "${news.name}"`;
+  const subject = stronger ? `policy "${news.name}"` : `policy "${news.name}", joining ${joined.join(", ")},`;
   if (setIds.length === 0) {
     await context.info(urn, `${subject} at ${after} is in no policy set: it blocks no run`);
     return;
