@@ -1,4 +1,5 @@
 import type { TfeClient } from "../client";
+import type { PolicySet } from "../client/policy-sets";
 import type { PolicyResult, Run } from "../client/runs";
 import { enforcementStrength, type PolicySetKind } from "../contract/policies";
 
@@ -105,6 +106,8 @@ export async function readImpact(
   client: TfeClient,
   change: StricterChange,
   settings: ImpactSettings = defaultImpactSettings,
+  /** How a set is read: a provider passes its per-operation cache, which the guard's reads share. */
+  readSet: (id: string) => Promise<PolicySet | undefined> = (id) => client.policySets.read(id),
 ): Promise<Impact> {
   const start = client.requestsSent;
   const spent = () => client.requestsSent - start;
@@ -123,7 +126,11 @@ export async function readImpact(
     const excluded = new Set<string>();
     let projects = 0;
     for (const id of change.policySetIds) {
-      const set = await client.policySets.read(id);
+      const set = await readSet(id);
+      if (!set) {
+        impact.notRead.push(`policy set ${id} (not found)`);
+        continue;
+      }
       for (const excludedId of set.excludedWorkspaceIds) excluded.add(excludedId);
       projects += set.projectIds.length;
       if (set.global) {

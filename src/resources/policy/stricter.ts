@@ -34,6 +34,7 @@ export async function sayWhomItBlocks(
     context.client,
     { organization: news.organization, policy: news.name, kind: news.kind, level: after, policySetIds: setIds },
     settings,
+    (id) => context.policySetOf(id),
   );
   const message = describeImpact(subject, after, impact);
   // A team that wants no surprise refuses what would block a run, and what it could not read whole.
