@@ -191,7 +191,7 @@ place_beside() {
   mv -f "$dir/.$name.$$" "$dir/$name"
 }
 
-# TOOLCHAIN_TOOLS names the tools a command runs, of: opa yaml python go sdkgen (the Pulumi CLI and Node.js host
+# TOOLCHAIN_TOOLS names the tools a command runs, of: opa yaml python go sdkgen chromium (the Pulumi CLI and Node.js host
 # always): `npm run quickstart` builds only what it starts. Unset: every one, as the tests need.
 wanted() {
   [ -z "${TOOLCHAIN_TOOLS:-}" ] || [[ " $TOOLCHAIN_TOOLS " == *" $1 "* ]]
@@ -276,6 +276,34 @@ ensure_pulumi_and_opa() {
   return 0
 }
 
+# Chromium, for the test that opens `tfe-governance impact --html`'s page in a real headless browser: the one on PATH
+# (or TFEGOV_CHROMIUM), else Debian's package, installed with apt where this runs as root. Elsewhere the test says
+# what to install.
+ensure_chromium() {
+  wanted chromium || return 0
+  local found=${TFEGOV_CHROMIUM:-}
+  [ -n "$found" ] || found=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+  if [ -z "$found" ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    mkdir -p "$tool_cache/logs"
+    log "installing Debian's chromium for the browser test (first run only); its output goes to $tool_cache/logs/chromium.log"
+    {
+      apt-get install -y --no-install-recommends chromium ||
+        { apt-get update && apt-get install -y --no-install-recommends chromium; }
+    } >"$tool_cache/logs/chromium.log" 2>&1 || {
+      log "installing chromium failed; the last lines of its log:"
+      tail -n 15 "$tool_cache/logs/chromium.log" | sed 's/^/    /' >&2
+      exit 1
+    }
+    found=$(command -v chromium)
+  fi
+  if [ -z "$found" ]; then
+    log "no Chromium found: the browser test will fail until one is installed or TFEGOV_CHROMIUM names it"
+    return 0
+  fi
+  export TFEGOV_CHROMIUM=$found
+  log "using $("$found" --version 2>/dev/null | head -n 1) from $found"
+}
+
 offline_pulumi_environment() {
   export PULUMI_SKIP_UPDATE_CHECK=true
   export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
@@ -283,4 +311,5 @@ offline_pulumi_environment() {
 
 ensure_node
 ensure_pulumi_and_opa
+ensure_chromium
 offline_pulumi_environment

@@ -1,9 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { impactMain } from "../../src/cli/impact";
 import { type RunningServer, startServer } from "../../src/server";
+import { launchChromium } from "../browser";
 import { temporaryDirectory } from "../temporary-directory";
 
 // `tfe-governance impact` against the local server's seeded runs over HTTP: the matrix of workspaces by policy as a
@@ -14,6 +16,10 @@ const token = "impact-cli-token-0123456789";
 const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 3600 * 1000).toISOString();
 
 let server: RunningServer;
+
+// What the browser test reads of the page, typed here: the project compiles without the DOM's types.
+type Rendered = { innerText: string };
+type Window = { getComputedStyle(element: unknown): { backgroundColor: string } };
 
 beforeAll(async () => {
   server = await startServer({
@@ -103,6 +109,58 @@ describe("tfe-governance impact", () => {
       "passed",
       "none",
     ]);
+  });
+
+  it("opens in a real headless browser: the matrix, a colour per result, nothing fetched, a run's link to its page", async () => {
+    const file = join(temporaryDirectory("impact-browser-"), "impact.html");
+    await impact(["--html", file]);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      // Self-contained: every request the page makes is recorded and refused, the page's own file aside.
+      const fetched: string[] = [];
+      await page.route("**/*", (route) => {
+        const url = route.request().url();
+        if (url === pathToFileURL(file).href) return route.continue();
+        fetched.push(url);
+        return route.abort();
+      });
+      await page.goto(pathToFileURL(file).href);
+      expect(await page.title()).toBe("Policy results of acme");
+      const matrix = await page
+        .locator("table tr")
+        .evaluateAll((rows) =>
+          rows.map((row) =>
+            [...row.children].map((cell) => (cell as unknown as Rendered).innerText.replace(/\s+/g, " ")),
+          ),
+        );
+      expect(matrix).toEqual([
+        ["workspace", "require-tags (baseline)", "restrict-regions (baseline)"],
+        ["payments-prod", "0 passed, 1 failed run-CliPay0001", "0 passed, 1 failed run-CliPay0001"],
+        ["web <beta>", "1 passed, 0 failed", "–"],
+      ]);
+      const colour = (result: string) =>
+        page
+          .locator(`td[data-result="${result}"]`)
+          .evaluate((cell) => (globalThis as unknown as Window).getComputedStyle(cell).backgroundColor);
+      const colours = {
+        advisory: await colour("advisory"),
+        blocked: await colour("blocked"),
+        passed: await colour("passed"),
+      };
+      expect(colours).toEqual({
+        advisory: "rgb(255, 232, 179)",
+        blocked: "rgb(245, 183, 177)",
+        passed: "rgb(217, 242, 217)",
+      });
+      expect(fetched).toEqual([]);
+      // Following a failing run's link asks the service for that run's page.
+      const navigation = page.waitForRequest((request) => request.url().startsWith(server.url));
+      await page.locator('td[data-result="advisory"] a').click();
+      expect((await navigation).url()).toBe(`${server.url}/app/acme/workspaces/payments-prod/runs/run-CliPay0001`);
+    } finally {
+      await browser.close();
+    }
   });
 
   it("shows the quickstart seed's recent failures of require-tags, as docs/local-server.md says", async () => {
