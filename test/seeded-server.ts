@@ -41,7 +41,13 @@ export interface SeededAccount {
   /** Workspaces and projects by id, to scope policy sets to; each is named after its id. */
   workspaceIds?: string[];
   projectIds?: string[];
+  /** Workspaces with names of their own, and the runs recorded in them (the seed's own shapes). */
+  workspaces?: Omit<SeedOf<"workspaces">[number], "organization">[];
+  runs?: SeedOf<"runs">;
 }
+
+type Seed = Exclude<NonNullable<ServerOptions["seed"]>, string>;
+type SeedOf<Member extends keyof Seed> = NonNullable<Seed[Member]>;
 
 /**
  * The local server with one Plus organization, one token that may manage its policies and modules, and
@@ -61,7 +67,11 @@ export function startSeededServer(account: SeededAccount, options: ServerOptions
           : []),
       ],
       modules: (account.modules ?? []).map((module) => ({ organization, ...module })),
-      workspaces: (account.workspaceIds ?? []).map((id) => ({ id, organization, name: id })),
+      workspaces: [
+        ...(account.workspaceIds ?? []).map((id) => ({ id, organization, name: id })),
+        ...(account.workspaces ?? []).map((workspace) => ({ ...workspace, organization })),
+      ],
+      runs: account.runs ?? [],
       projects: (account.projectIds ?? []).map((id) => ({ id, organization, name: id })),
     },
   });

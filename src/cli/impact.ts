@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { TfeClient } from "../client";
 import { type PolicySetKind, policySetKinds } from "../contract/policies";
-import { readResults, type WorkspaceResults, wouldBlock } from "../resources/impact";
+import { readResults, type WorkspaceResults, workspacesToRead, wouldBlock } from "../resources/impact";
 import { impactUsage } from "./impact-usage";
 
 // `tfe-governance impact`: the service's own recent policy results of an organization (or some of its workspaces),
@@ -89,8 +89,9 @@ export async function impactMain(
   try {
     const read = await readResults(
       client,
-      { organization, ...(values.workspace ? { workspaceIds: values.workspace } : {}) },
+      await workspacesToRead(client, { organization, ...(values.workspace ? { workspaceIds: values.workspace } : {}) }),
       { windowDays: Number(values.days), requestBudget: Number(values.budget) },
+      "raise --budget to read them",
     );
     const report = reportOf(read, {
       organization,

@@ -13,7 +13,16 @@ import type { Transport } from "./transport";
 export interface ScopeTarget {
   id: string;
   name: string;
+  /** A workspace's project, where the service names one. */
+  projectId?: string;
 }
+
+const scopeTargetOf = (item: z.output<typeof lenientScopeTargetDocument>["data"]): ScopeTarget => {
+  const projectId = item.relationships?.project?.data?.id;
+  return projectId
+    ? { id: item.id, name: item.attributes.name, projectId }
+    : { id: item.id, name: item.attributes.name };
+};
 
 /** Workspaces or projects (one class, two instances: `client.workspaces`, `client.projects`), read-only. */
 export class ScopeTargetsApi {
@@ -28,7 +37,7 @@ export class ScopeTargetsApi {
       path: `/api/v2/${this.type}/${pathSegment(this.type === "workspaces" ? "workspaceId" : "projectId", id)}`,
       schema: lenientScopeTargetDocument,
     });
-    return { id: response.data.id, name: response.data.attributes.name };
+    return scopeTargetOf(response.data);
   }
 
   /** Every workspace or project of the organization, page after page. */
@@ -41,7 +50,7 @@ export class ScopeTargetsApi {
         schema: lenientScopeTargetListDocument,
       });
       return {
-        items: response.data.map((item) => ({ id: item.id, name: item.attributes.name })),
+        items: response.data.map(scopeTargetOf),
         pagination: toPagination(response.meta?.pagination, response.data.length),
       };
     });

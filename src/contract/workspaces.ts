@@ -7,20 +7,22 @@ import { lenientPaginationLinks, lenientPaginationMeta, listDocument, resourceDo
 export const scopeTargetTypes = ["workspaces", "projects"] as const;
 export type ScopeTargetType = (typeof scopeTargetTypes)[number];
 
-function scopeTargetResource<Type extends ScopeTargetType>(type: Type) {
+const relationship = <Type extends string>(type: Type) =>
+  z.strictObject({ data: z.strictObject({ id: z.string(), type: z.literal(type) }) });
+
+function scopeTargetResource<Type extends ScopeTargetType, Extra extends z.ZodRawShape>(type: Type, extra: Extra) {
   return z.strictObject({
     id: z.string(),
     type: z.literal(type),
     attributes: z.strictObject({ name: z.string().min(1) }),
-    relationships: z.strictObject({
-      organization: z.strictObject({ data: z.strictObject({ id: z.string(), type: z.literal("organizations") }) }),
-    }),
+    relationships: z.strictObject({ organization: relationship("organizations"), ...extra }),
     links: z.strictObject({ self: z.string() }),
   });
 }
 
-export const workspaceResource = scopeTargetResource("workspaces");
-export const projectResource = scopeTargetResource("projects");
+/** A workspace names its project (as the service's does): a set scoped to the project reaches it. */
+export const workspaceResource = scopeTargetResource("workspaces", { project: relationship("projects").optional() });
+export const projectResource = scopeTargetResource("projects", {});
 export const workspaceDocument = resourceDocument(workspaceResource, z.never());
 export const projectDocument = resourceDocument(projectResource, z.never());
 export const workspaceListDocument = listDocument(workspaceResource, z.never());
@@ -31,6 +33,10 @@ const lenientScopeTargetResource = z.object({
   id: z.string(),
   type: z.string(),
   attributes: z.object({ name: z.string() }),
+  relationships: z
+    .object({ project: z.object({ data: z.object({ id: z.string() }).nullish() }).nullish() })
+    .passthrough()
+    .optional(),
 });
 export const lenientScopeTargetDocument = z.object({ data: lenientScopeTargetResource });
 export const lenientScopeTargetListDocument = z.object({

@@ -5,7 +5,7 @@ import type { Policy } from "../client/policies";
 import type { PolicySet } from "../client/policy-sets";
 import type { RegistryModuleVersion, RegistryModuleVersionSummary } from "../client/registry";
 import type { PolicyKind, PolicySetKind } from "../contract/policies";
-import { readResults } from "../resources/impact";
+import { readResults, workspacesToRead } from "../resources/impact";
 import { type ArgumentTable, assertArguments } from "../resources/property-table";
 
 /**
@@ -275,9 +275,17 @@ export async function listPolicyResults(
     const organization = organizationOf("listPolicyResults", args.organization, options);
     const read = await readResults(
       client,
-      { organization, ...(args.workspaceIds ? { workspaceIds: args.workspaceIds } : {}) },
+      await workspacesToRead(client, {
+        organization,
+        ...(args.workspaceIds ? { workspaceIds: args.workspaceIds } : {}),
+      }),
       { windowDays: args.days ?? 30, requestBudget: args.requestBudget ?? 1000 },
+      "raise requestBudget, or name workspaceIds",
     );
+    // A partial answer would read as "no other failure": what was not read fails the call instead.
+    if (read.notRead.length > 0) {
+      throw new Error(`listPolicyResults could not read every workspace: ${read.notRead.join("; ")}`);
+    }
     return read.workspaces.flatMap((workspace) =>
       workspace.runs.flatMap((run) =>
         run.results

@@ -1,6 +1,6 @@
 import type { TfeClient } from "../client";
-import type { PolicySet } from "../client/policy-sets";
-import type { PolicyResult, Run } from "../client/runs";
+import type { PolicyResult } from "../client/runs";
+import type { ScopeTarget as Workspace } from "../client/workspaces";
 import { enforcementStrength, type PolicySetKind } from "../contract/policies";
 
 // Whom a stricter policy would block, judged against the service's own recent results: for each workspace a change
@@ -8,16 +8,25 @@ import { enforcementStrength, type PolicySetKind } from "../contract/policies";
 // (which result counts, how the answer reads) are pure; `readImpact` does the reads, within a request budget, and
 // never throws: a read that fails is said as such.
 
-/** What a change makes stricter: one policy, at a new level, in these sets. */
+/** The workspaces a set reaches: as the service holds it, or as the program declares it. */
+export interface Reach {
+  global: boolean;
+  workspaceIds: readonly unknown[];
+  projectIds: readonly unknown[];
+  excludedWorkspaceIds: readonly unknown[];
+  excludedProjectIds: readonly unknown[];
+}
+
+/** What a change makes stricter: policies made to block, in the workspaces some scopes reach. */
 export interface StricterChange {
   organization: string;
-  /** The policy's name, as the runs' results name it. */
-  policy: string;
   kind: PolicySetKind;
-  /** The level the change sets; nothing is read where it does not block (advisory). */
-  level: string;
-  /** The sets that hold the policy: their scope is the workspaces the change reaches. */
-  policySetIds: string[];
+  /** Each policy, by the name runs' results give it, at the blocking level the change sets. */
+  policies: { name: string; level: string }[];
+  /** Where they will block: every workspace one of these reaches... */
+  reach: Reach[];
+  /** ...and none of these already did (a widened scope reads only what it newly reaches). */
+  reachedBefore?: Reach[];
 }
 
 export interface ImpactSettings {
@@ -41,14 +50,14 @@ export interface BlockedRun {
 
 export interface Impact {
   windowDays: number;
-  /** Workspaces in the scope of the policy's sets (projects' workspaces aside: see `notRead`). */
+  /** Workspaces the change newly reaches: those its scopes reach, less those they reached before. */
   reached: number;
   /** Of those, the workspaces whose runs of the window were read whole. */
   read: number;
   blocked: BlockedRun[];
   /** Runs of the window that evaluated the policy at all, passed or failed: none means its results there are not known. */
   evaluated: number;
-  /** What was not read, and why: the budget, a project in the scope, a read that failed. */
+  /** What was not read, and why: the budget, a set or workspace whose read failed. */
   notRead: string[];
   requests: number;
 }
@@ -94,24 +103,77 @@ export function describeImpact(subject: string, level: string, impact: Impact): 
   return (
     `${subject} at ${level} would have blocked ${impact.blocked.length} run${impact.blocked.length === 1 ? "" : "s"} ` +
     `in ${byWorkspace.size} of ${impact.reached} workspaces ${window}: ${shown.join(", ")}${more}` +
-    ` (${impact.read} of ${impact.reached} workspaces read)${notRead}`
+    ` (${read})${notRead}`
+  );
+}
+
+/** The scopes of these sets, as the service holds them, and what could not be read of them. */
+export async function reachOfSets(
+  setIds: readonly string[],
+  readSet: (id: string) => Promise<Reach | undefined>,
+): Promise<{ reach: Reach[]; notRead: string[] }> {
+  const reach: Reach[] = [];
+  const notRead: string[] = [];
+  for (const id of setIds) {
+    try {
+      const set = await readSet(id);
+      if (set) reach.push(set);
+      else notRead.push(`policy set ${id} (not found)`);
+    } catch (error) {
+      notRead.push(`policy set ${id} (${(error as Error).message})`);
+    }
+  }
+  return { reach, notRead };
+}
+
+const ids = (values: readonly unknown[]) => values.filter((value): value is string => typeof value === "string");
+
+/** Whether `reach` reaches a workspace of `projectId` (undefined: in no project, or the project is not known). */
+function reaches(reach: Reach, workspaceId: string, projectId: string | undefined): boolean {
+  if (ids(reach.excludedWorkspaceIds).includes(workspaceId)) return false;
+  if (projectId !== undefined && ids(reach.excludedProjectIds).includes(projectId)) return false;
+  return (
+    reach.global ||
+    ids(reach.workspaceIds).includes(workspaceId) ||
+    (projectId !== undefined && ids(reach.projectIds).includes(projectId))
   );
 }
 
 /**
- * Reads whom `change` would block: the sets' scope, then each workspace's runs of the window and their results, in
- * the order the sets name the workspaces, until the budget is spent. Never throws.
+ * The workspaces `change` reaches and had not before. A set that is global, or names projects, needs the
+ * organization's workspaces (with their projects): they are listed once; otherwise the ids are the answer, their
+ * names read later, only for a workspace with something to say.
+ */
+async function workspacesReached(client: TfeClient, change: StricterChange): Promise<Workspace[]> {
+  const before = change.reachedBefore ?? [];
+  const needsListing = [...change.reach, ...before].some(
+    (reach) => reach.global || ids(reach.projectIds).length > 0 || ids(reach.excludedProjectIds).length > 0,
+  );
+  const candidates: Workspace[] = [];
+  if (needsListing) {
+    for await (const workspace of client.workspaces.listAll(change.organization)) candidates.push(workspace);
+  } else {
+    for (const id of new Set(change.reach.flatMap((reach) => ids(reach.workspaceIds))))
+      candidates.push({ id, name: "" });
+  }
+  return candidates.filter(
+    (workspace) =>
+      change.reach.some((reach) => reaches(reach, workspace.id, workspace.projectId)) &&
+      !before.some((reach) => reaches(reach, workspace.id, workspace.projectId)),
+  );
+}
+
+/**
+ * Reads whom `change` would block: the workspaces it newly reaches, each one's runs of the window and their results
+ * (`readResults`), kept where one of its policies failed at a level that let the run go on. Within the budget;
+ * never throws: what it could not read is said.
  */
 export async function readImpact(
   client: TfeClient,
   change: StricterChange,
   settings: ImpactSettings = defaultImpactSettings,
-  /** How a set is read: a provider passes its per-operation cache, which the guard's reads share. */
-  readSet: (id: string) => Promise<PolicySet | undefined> = (id) => client.policySets.read(id),
 ): Promise<Impact> {
   const start = client.requestsSent;
-  const spent = () => client.requestsSent - start;
-  const since = new Date((settings.now ?? new Date()).getTime() - settings.windowDays * 24 * 3600 * 1000);
   const impact: Impact = {
     windowDays: settings.windowDays,
     reached: 0,
@@ -121,106 +183,85 @@ export async function readImpact(
     notRead: [],
     requests: 0,
   };
-  const workspaces = new Map<string, string>();
+  let targets: Workspace[];
   try {
-    const excluded = new Set<string>();
-    let projects = 0;
-    for (const id of change.policySetIds) {
-      const set = await readSet(id);
-      if (!set) {
-        impact.notRead.push(`policy set ${id} (not found)`);
-        continue;
-      }
-      for (const excludedId of set.excludedWorkspaceIds) excluded.add(excludedId);
-      projects += set.projectIds.length;
-      if (set.global) {
-        for await (const workspace of client.workspaces.listAll(change.organization)) {
-          workspaces.set(workspace.id, workspace.name);
-        }
-      }
-      for (const workspaceId of set.workspaceIds) if (!workspaces.has(workspaceId)) workspaces.set(workspaceId, "");
-    }
-    for (const id of excluded) workspaces.delete(id);
-    if (projects > 0)
-      impact.notRead.push(`the workspaces of ${projects} project${projects === 1 ? "" : "s"} in the scope`);
+    targets = await workspacesReached(client, change);
   } catch (error) {
-    impact.notRead.push(`the policy sets' scope (${(error as Error).message})`);
-    impact.requests = spent();
+    impact.notRead.push(`the workspaces the policy sets reach (${(error as Error).message})`);
+    impact.requests = client.requestsSent - start;
     return impact;
   }
-  impact.reached = workspaces.size;
-  let unread = 0;
-  for (const [workspaceId, knownName] of workspaces) {
-    if (spent() >= settings.requestBudget) {
-      unread++;
-      continue;
-    }
-    try {
-      const name = knownName || (await client.workspaces.read(workspaceId)).name;
-      const runs: Run[] = [];
-      for await (const run of client.runs.since(workspaceId, since)) runs.push(run);
-      const found: BlockedRun[] = [];
-      let complete = true;
-      for (const run of runs) {
-        if (spent() >= settings.requestBudget) {
-          complete = false;
-          break;
-        }
-        const results = (await client.runs.policyResults(run)).filter((result) => result.policy === change.policy);
-        if (results.length > 0) impact.evaluated++;
-        for (const result of results) {
-          if (!wouldBlock(result, change.kind, change.level)) continue;
-          found.push({
-            workspaceId,
-            workspaceName: name,
-            runId: run.id,
-            createdAt: run.createdAt,
-            recordedLevel: result.level,
-          });
-        }
+  impact.reached = targets.length;
+  const read = await readResults(client, targets, settings, "run tfe-governance impact for the whole answer");
+  const levelOf = new Map(change.policies.map((policy) => [policy.name, policy.level]));
+  for (const workspace of read.workspaces) {
+    if (workspace.complete) impact.read++;
+    for (const run of workspace.runs) {
+      const results = run.results.filter((result) => levelOf.has(result.policy));
+      if (results.length > 0) impact.evaluated++;
+      const [blocking] = results.filter((result) =>
+        wouldBlock(result, change.kind, levelOf.get(result.policy) as string),
+      );
+      if (!blocking) continue;
+      // A workspace named by id alone is named once it has something to say.
+      if (!workspace.workspaceName) {
+        workspace.workspaceName = await client.workspaces.read(workspace.workspaceId).then(
+          (found) => found.name,
+          () => workspace.workspaceId,
+        );
       }
-      impact.blocked.push(...found);
-      if (complete) impact.read++;
-      else unread++;
-    } catch (error) {
-      impact.notRead.push(`workspace ${workspaceId} (${(error as Error).message})`);
+      impact.blocked.push({
+        workspaceId: workspace.workspaceId,
+        workspaceName: workspace.workspaceName,
+        runId: run.id,
+        createdAt: run.createdAt,
+        recordedLevel: blocking.level,
+      });
     }
   }
-  if (unread > 0) {
-    impact.notRead.push(
-      `${unread} workspace${unread === 1 ? "" : "s"} past the budget of ${settings.requestBudget} requests; ` +
-        "run tfe-governance impact for the whole answer",
-    );
-  }
-  impact.requests = spent();
+  impact.notRead.push(...read.notRead);
+  impact.requests = client.requestsSent - start;
   return impact;
 }
 
 /** One workspace's runs of the window and the results each recorded: a row of the organization's matrix. */
 export interface WorkspaceResults {
   workspaceId: string;
+  /** Empty where the workspace was named by id alone. */
   workspaceName: string;
   runs: { id: string; createdAt: Date; status: string; results: PolicyResult[] }[];
+  /** Whether every run of the window was read: false where the budget ran out within the workspace. */
+  complete: boolean;
 }
 
-/**
- * Every workspace of `organization` (or those named), each with its runs of the window and their results: what
- * `tfe-governance impact` shows. Reads until the budget is spent; what it did not read is said.
- */
-export async function readResults(
+/** The workspaces `tfe-governance impact` reads: those named, else every one of the organization. */
+export async function workspacesToRead(
   client: TfeClient,
   query: { organization: string; workspaceIds?: string[] },
-  settings: ImpactSettings,
-): Promise<{ workspaces: WorkspaceResults[]; notRead: string[]; requests: number }> {
-  const start = client.requestsSent;
-  const spent = () => client.requestsSent - start;
-  const since = new Date((settings.now ?? new Date()).getTime() - settings.windowDays * 24 * 3600 * 1000);
-  const targets: { id: string; name: string }[] = [];
+): Promise<Workspace[]> {
+  const targets: Workspace[] = [];
   if (query.workspaceIds && query.workspaceIds.length > 0) {
     for (const id of query.workspaceIds) targets.push(await client.workspaces.read(id));
   } else {
     for await (const workspace of client.workspaces.listAll(query.organization)) targets.push(workspace);
   }
+  return targets;
+}
+
+/**
+ * Each workspace's runs of the window and their results, in order, until the budget is spent (every attempt
+ * counted): the one walk behind preview's message, `tfe-governance impact` and `listPolicyResults`. What it did not
+ * read is said, with `pastBudget` (how to read further) where the budget stopped it; a failed read never throws.
+ */
+export async function readResults(
+  client: TfeClient,
+  targets: readonly Workspace[],
+  settings: ImpactSettings,
+  pastBudget: string,
+): Promise<{ workspaces: WorkspaceResults[]; notRead: string[]; requests: number }> {
+  const start = client.requestsSent;
+  const spent = () => client.requestsSent - start;
+  const since = new Date((settings.now ?? new Date()).getTime() - settings.windowDays * 24 * 3600 * 1000);
   const workspaces: WorkspaceResults[] = [];
   const notRead: string[] = [];
   let unread = 0;
@@ -229,9 +270,13 @@ export async function readResults(
       unread++;
       continue;
     }
+    const row: WorkspaceResults = { workspaceId: target.id, workspaceName: target.name, runs: [], complete: true };
     try {
-      const row: WorkspaceResults = { workspaceId: target.id, workspaceName: target.name, runs: [] };
       for await (const run of client.runs.since(target.id, since)) {
+        if (spent() >= settings.requestBudget) {
+          row.complete = false;
+          break;
+        }
         row.runs.push({
           id: run.id,
           createdAt: run.createdAt,
@@ -240,10 +285,15 @@ export async function readResults(
         });
       }
       workspaces.push(row);
+      if (!row.complete) unread++;
     } catch (error) {
-      notRead.push(`workspace ${target.name} (${(error as Error).message})`);
+      notRead.push(`workspace ${target.name || target.id} (${(error as Error).message})`);
     }
   }
-  if (unread > 0) notRead.push(`${unread} workspaces past the budget of ${settings.requestBudget} requests (--budget)`);
+  if (unread > 0) {
+    notRead.push(
+      `${unread} workspace${unread === 1 ? "" : "s"} past the budget of ${settings.requestBudget} requests; ${pastBudget}`,
+    );
+  }
   return { workspaces, notRead, requests: spent() };
 }

@@ -15,7 +15,7 @@ import {
   tfeCause,
 } from "./failure-report";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
-import { defaultImpactSettings, type ImpactSettings } from "./impact";
+import { defaultImpactSettings, type Impact, type ImpactSettings } from "./impact";
 import { codeChecksRequired, inNamespace } from "./provider-settings";
 import { isUnknown } from "./unknown";
 
@@ -37,10 +37,6 @@ export class ProviderContext {
    */
   readonly claimed = new Map<string, "created" | "adopted">();
 
-  /**
-   * `tfe:verifyCodeOnRefresh` (or `TFE_VERIFY_CODE_ON_REFRESH`) set to `true`: refresh downloads every policy's code,
-   * instead of only code whose `updated-at` moved since the state recorded it.
-   */
   /**
    * How far back and with how many requests a preview reads whom a stricter policy would block:
    * `tfe:impactWindowDays` (`TFE_IMPACT_WINDOW_DAYS`, 0 turns the reads off) and `tfe:impactRequestBudget`
@@ -65,6 +61,25 @@ export class ProviderContext {
     return (this.stackConfig?.get("requireNoBlockedRuns") ?? process.env.TFE_REQUIRE_NO_BLOCKED_RUNS) === "true";
   }
 
+  /**
+   * Whom a stricter change would block, said under the resource: a warning where it would have blocked a run, else
+   * information. With `requireNoBlockedRuns` it is a refusal instead, also where the reads did not finish (they
+   * cannot show that no run would be blocked), unless the resource approves with `allowStricter`.
+   */
+  async sayImpact(urn: unknown, message: string, impact: Impact, approved: boolean): Promise<void> {
+    if (this.requireNoBlockedRuns && !approved && (impact.blocked.length > 0 || impact.notRead.length > 0)) {
+      throw new GovernanceRefusal(
+        `${message}. tfe:requireNoBlockedRuns refuses a stricter change that ${impact.blocked.length > 0 ? "would have blocked recent runs" : "it could not judge whole"}: ` +
+          "set allowStricter: true on this resource to approve it, or raise tfe:impactRequestBudget to read further",
+      );
+    }
+    await (impact.blocked.length > 0 ? this.warn(urn, message) : this.info(urn, message));
+  }
+
+  /**
+   * `tfe:verifyCodeOnRefresh` (or `TFE_VERIFY_CODE_ON_REFRESH`) set to `true`: refresh downloads every policy's code,
+   * instead of only code whose `updated-at` moved since the state recorded it.
+   */
   get verifyCodeOnRefresh(): boolean {
     return (this.stackConfig?.get("verifyCodeOnRefresh") ?? process.env.TFE_VERIFY_CODE_ON_REFRESH) === "true";
   }

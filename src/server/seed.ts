@@ -25,9 +25,22 @@ export const seedSchema = z.strictObject({
   policySets: z
     .array(z.strictObject({ id: name, organization: name, name, kind: z.enum(policySetKinds).optional() }))
     .default([]),
-  /** Workspaces and projects exist here only so that policy sets can be scoped to them. */
+  /**
+   * Workspaces and projects exist here only so that policy sets can be scoped to them (a set scoped to a project
+   * reaches the workspaces that name it) and runs recorded in them.
+   */
   workspaces: z
-    .array(z.strictObject({ id: z.string().regex(/^ws-[A-Za-z0-9]+$/), organization: name, name }))
+    .array(
+      z.strictObject({
+        id: z.string().regex(/^ws-[A-Za-z0-9]+$/),
+        organization: name,
+        name,
+        project: z
+          .string()
+          .regex(/^prj-[A-Za-z0-9]+$/)
+          .optional(),
+      }),
+    )
     .default([]),
   projects: z
     .array(z.strictObject({ id: z.string().regex(/^prj-[A-Za-z0-9]+$/), organization: name, name }))
@@ -168,11 +181,19 @@ export function applySeed(storage: Storage, seed: z.output<typeof seedSchema> | 
     requireOrganization(policySet.organization, `policySets[${index}]`);
     storage.addPolicySet(policySet);
   }
-  for (const table of ["workspaces", "projects"] as const) {
-    for (const [index, target] of seed[table].entries()) {
-      requireOrganization(target.organization, `${table}[${index}]`);
-      storage.addScopeTarget(table, target);
+  for (const [index, project] of seed.projects.entries()) {
+    requireOrganization(project.organization, `projects[${index}]`);
+    storage.addScopeTarget("projects", project);
+  }
+  for (const [index, { project, ...workspace }] of seed.workspaces.entries()) {
+    requireOrganization(workspace.organization, `workspaces[${index}]`);
+    const inProject = project === undefined ? undefined : storage.scopeTarget("projects", project);
+    if (project !== undefined && inProject?.organization !== workspace.organization) {
+      throw new Error(
+        `seed: workspaces[${index}].project names ${project}, which is not a project of ${workspace.organization}: add it to projects`,
+      );
     }
+    storage.addScopeTarget("workspaces", { ...workspace, projectId: project ?? null });
   }
   for (const [index, repository] of seed.vcsRepositories.entries()) {
     if (repository.path === undefined) throw new Error(`seed: vcsRepositories[${index}] has no path yet`);

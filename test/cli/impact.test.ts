@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { impactMain } from "../../src/cli/impact";
 import { type RunningServer, startServer } from "../../src/server";
 import { launchChromium } from "../browser";
+import { startSeededServer } from "../seeded-server";
 import { temporaryDirectory } from "../temporary-directory";
 
 // `tfe-governance impact` against the local server's seeded runs over HTTP: the matrix of workspaces by policy as a
@@ -22,35 +23,33 @@ type Rendered = { innerText: string };
 type Window = { getComputedStyle(element: unknown): { backgroundColor: string } };
 
 beforeAll(async () => {
-  server = await startServer({
-    seed: {
-      organizations: [{ name: organization, plus: true }],
-      tokens: [{ token, organizations: [organization] }],
-      workspaces: [
-        { id: "ws-CliPayments00001", organization, name: "payments-prod" },
-        { id: "ws-CliWeb0000000001", organization, name: "web <beta>" },
-      ],
-      runs: [
-        {
-          id: "run-CliPay0001",
-          workspace: "ws-CliPayments00001",
-          createdAt: daysAgo(1),
-          policyResults: [
-            { policySet: "baseline", policy: "require-tags", level: "advisory", status: "failed" as const },
-            { policySet: "baseline", policy: "restrict-regions", level: "hard-mandatory", status: "failed" as const },
-          ],
-        },
-        { id: "run-CliPay0002", workspace: "ws-CliPayments00001", createdAt: daysAgo(60), policyResults: [] },
-        {
-          id: "run-CliWeb0001",
-          workspace: "ws-CliWeb0000000001",
-          createdAt: daysAgo(2),
-          policyResults: [
-            { policySet: "baseline", policy: "require-tags", level: "advisory", status: "passed" as const },
-          ],
-        },
-      ],
-    },
+  server = await startSeededServer({
+    organization,
+    token,
+    workspaces: [
+      { id: "ws-CliPayments00001", name: "payments-prod" },
+      { id: "ws-CliWeb0000000001", name: "web <beta>" },
+    ],
+    runs: [
+      {
+        id: "run-CliPay0001",
+        workspace: "ws-CliPayments00001",
+        createdAt: daysAgo(1),
+        policyResults: [
+          { policySet: "baseline", policy: "require-tags", level: "advisory", status: "failed" as const },
+          { policySet: "baseline", policy: "restrict-regions", level: "hard-mandatory", status: "failed" as const },
+        ],
+      },
+      { id: "run-CliPay0002", workspace: "ws-CliPayments00001", createdAt: daysAgo(60), policyResults: [] },
+      {
+        id: "run-CliWeb0001",
+        workspace: "ws-CliWeb0000000001",
+        createdAt: daysAgo(2),
+        policyResults: [
+          { policySet: "baseline", policy: "require-tags", level: "advisory", status: "passed" as const },
+        ],
+      },
+    ],
   });
 });
 afterAll(() => server?.close());

@@ -162,7 +162,7 @@ describe("a stricter level, previewed against the runs it would have blocked", (
     const refused = await project.run(["preview"], { allowFailure: true });
     expect(refused.code).not.toBe(0);
     expect(refused.output).toContain(
-      "tfe:requireNoBlockedRuns refuses a raise that would have blocked recent runs: set allowStricter: true on this resource",
+      "tfe:requireNoBlockedRuns refuses a stricter change that would have blocked recent runs: set allowStricter: true on this resource",
     );
     await project.writeFile("index.js", typescript("hard-mandatory", true));
     const approved = await project.run(["preview"]);

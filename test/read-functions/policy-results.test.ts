@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
 import { listPolicyResults } from "../../src/read-functions";
-import { type RunningServer, startServer } from "../../src/server";
+import type { RunningServer } from "../../src/server";
+import { startSeededServer } from "../seeded-server";
 
 // listPolicyResults, the numbers behind what preview says of a raised level, read from the local server over HTTP.
 
@@ -12,38 +13,36 @@ let server: RunningServer;
 let client: TfeClient;
 
 beforeAll(async () => {
-  server = await startServer({
-    seed: {
-      organizations: [{ name: organization, plus: true }],
-      tokens: [{ token, organizations: [organization] }],
-      workspaces: [
-        { id: "ws-ResultsProd00001", organization, name: "production" },
-        { id: "ws-ResultsDev000001", organization, name: "development" },
-      ],
-      runs: [
-        {
-          id: "run-ResultsProd01",
-          workspace: "ws-ResultsProd00001",
-          daysAgo: 2,
-          policyResults: [
-            { policySet: "baseline", policy: "require-tags", level: "advisory", status: "failed" },
-            { policySet: "baseline", policy: "restrict-regions", level: "hard-mandatory", status: "passed" },
-          ],
-        },
-        {
-          id: "run-ResultsProd02",
-          workspace: "ws-ResultsProd00001",
-          daysAgo: 45,
-          policyResults: [{ policySet: "baseline", policy: "require-tags", level: "advisory", status: "failed" }],
-        },
-        {
-          id: "run-ResultsDev01",
-          workspace: "ws-ResultsDev000001",
-          daysAgo: 1,
-          policyResults: [{ policySet: "baseline", policy: "require-tags", level: "advisory", status: "passed" }],
-        },
-      ],
-    },
+  server = await startSeededServer({
+    organization,
+    token,
+    workspaces: [
+      { id: "ws-ResultsProd00001", name: "production" },
+      { id: "ws-ResultsDev000001", name: "development" },
+    ],
+    runs: [
+      {
+        id: "run-ResultsProd01",
+        workspace: "ws-ResultsProd00001",
+        daysAgo: 2,
+        policyResults: [
+          { policySet: "baseline", policy: "require-tags", level: "advisory", status: "failed" },
+          { policySet: "baseline", policy: "restrict-regions", level: "hard-mandatory", status: "passed" },
+        ],
+      },
+      {
+        id: "run-ResultsProd02",
+        workspace: "ws-ResultsProd00001",
+        daysAgo: 45,
+        policyResults: [{ policySet: "baseline", policy: "require-tags", level: "advisory", status: "failed" }],
+      },
+      {
+        id: "run-ResultsDev01",
+        workspace: "ws-ResultsDev000001",
+        daysAgo: 1,
+        policyResults: [{ policySet: "baseline", policy: "require-tags", level: "advisory", status: "passed" }],
+      },
+    ],
   });
   client = new TfeClient({ address: server.url, token, rateLimit: false });
 });
@@ -74,6 +73,12 @@ describe("listPolicyResults", () => {
     ]);
     await expect(listPolicyResults({ day: 60 } as never, { client, organization })).rejects.toThrow(
       "day is not a property of listPolicyResults's arguments: did you mean days?",
+    );
+  });
+
+  it("fails rather than answer in part when the budget runs out, naming what to raise", async () => {
+    await expect(listPolicyResults({ requestBudget: 2 }, { client, organization })).rejects.toThrow(
+      "listPolicyResults could not read every workspace: 1 workspace past the budget of 2 requests; raise requestBudget, or name workspaceIds",
     );
   });
 });

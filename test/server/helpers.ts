@@ -26,7 +26,7 @@ export const seed = {
   ],
   workspaces: [
     { id: "ws-production0000001", organization, name: "production" },
-    { id: "ws-staging000000001", organization, name: "staging" },
+    { id: "ws-staging000000001", organization, name: "staging", project: "prj-platform00000001" },
     { id: "ws-globex0000000001", organization: otherOrganization, name: "elsewhere" },
   ],
   projects: [{ id: "prj-platform00000001", organization, name: "platform" }],

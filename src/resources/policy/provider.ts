@@ -155,6 +155,10 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     } else if (holder && failures.length === 0) {
       await this.checkAdoption(failures, holder.id, inputs);
     }
+    // A create has no diff: a new policy at a blocking level is said here, at check, whom it would block.
+    if (!holder && failures.length === 0 && Object.keys(olds).length === 0) {
+      await sayWhomItBlocks(this.context, undefined, inputs as unknown as PolicyInputs);
+    }
     return { inputs: stampChecked(inputs), failures };
   }
 

@@ -30,7 +30,10 @@ export function registerWorkspaceRoutes(app: FastifyInstance, { storage }: AppCo
         id: record.id,
         type,
         attributes: { name: record.name },
-        relationships: { organization: { data: { id: record.organization, type: "organizations" } } },
+        relationships: {
+          organization: { data: { id: record.organization, type: "organizations" } },
+          ...(record.projectId ? { project: { data: { id: record.projectId, type: "projects" } } } : {}),
+        },
         links: { self: `/api/v2/${type}/${record.id}` },
       }) as ScopeTargetResource;
 

@@ -124,6 +124,8 @@ export class Database {
     this.addMissingColumns("policy_set_versions", addedVersionColumns);
     // NULL: every organization's VCS connections reach the repository (what servers before this one did).
     this.addMissingColumns("vcs_repositories", { organizations: "TEXT" });
+    // NULL: a workspace in no project (every workspace a server before this one seeded).
+    this.addMissingColumns("workspaces", { project_id: "TEXT" });
     // Servers before this one left a row behind at every re-deprecation and reinstatement.
     this.db.exec(
       "DELETE FROM deprecations WHERE id NOT IN (SELECT deprecation_id FROM module_versions WHERE deprecation_id IS NOT NULL)",

@@ -90,6 +90,8 @@ export interface ScopeTargetRecord {
   id: string;
   organization: string;
   name: string;
+  /** A workspace's project: a set scoped to the project reaches it. */
+  projectId?: string | null;
 }
 
 /**
