@@ -242,6 +242,12 @@ namespace PulumiTfeGovernance.Tfegov
         public Input<bool>? AgentEnabled { get; set; }
 
         /// <summary>
+        /// Approve a change that makes the set stricter where recent runs failed (a level raised in its folder, a policy added, its scope widened): with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses one that would have blocked a run of the window (or whose reads did not finish), unless this is set.
+        /// </summary>
+        [Input("allowStricter")]
+        public Input<bool>? AllowStricter { get; set; }
+
+        /// <summary>
         /// Allow a change that weakens the set (a policy of the folder removed or its level lowered, scope narrowed, `overridable` turned on, a policy taken out, a replacement that enforces less), which otherwise fails `pulumi preview`. Stack config `tfegov:allowWeakening: true` allows it for every resource, `TFE_ALLOW_WEAKENING=true` for one command.
         /// </summary>
         [Input("allowWeakening")]

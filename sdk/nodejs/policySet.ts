@@ -162,6 +162,7 @@ export class PolicySet extends pulumi.CustomResource {
         if (!opts.id) {
             resourceInputs["adoptExisting"] = args?.adoptExisting;
             resourceInputs["agentEnabled"] = args?.agentEnabled;
+            resourceInputs["allowStricter"] = args?.allowStricter;
             resourceInputs["allowWeakening"] = args?.allowWeakening;
             resourceInputs["description"] = args?.description;
             resourceInputs["directory"] = args?.directory;
@@ -237,6 +238,10 @@ export interface PolicySetArgs {
      * Sentinel: run in the agent (policy evaluations); OPA sets always do.
      */
     agentEnabled?: pulumi.Input<boolean>;
+    /**
+     * Approve a change that makes the set stricter where recent runs failed (a level raised in its folder, a policy added, its scope widened): with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses one that would have blocked a run of the window (or whose reads did not finish), unless this is set.
+     */
+    allowStricter?: pulumi.Input<boolean>;
     /**
      * Allow a change that weakens the set (a policy of the folder removed or its level lowered, scope narrowed, `overridable` turned on, a policy taken out, a replacement that enforces less), which otherwise fails `pulumi preview`. Stack config `tfegov:allowWeakening: true` allows it for every resource, `TFE_ALLOW_WEAKENING=true` for one command.
      */

@@ -50,6 +50,8 @@ export interface BlockedRun {
 
 export interface Impact {
   windowDays: number;
+  /** How many policies the change makes block. */
+  policies: number;
   /** Workspaces the change newly reaches: those its scopes reach, less those they reached before. */
   reached: number;
   /** Of those, the workspaces whose runs of the window were read whole. */
@@ -79,16 +81,17 @@ export function blocks(kind: PolicySetKind, level: string): boolean {
   return (enforcementStrength(kind, level) ?? 0) > 1;
 }
 
-/** The one message said under the resource. */
-export function describeImpact(subject: string, level: string, impact: Impact): string {
+/** The one message said under the resource, of `subject` (what is made stricter, its level included). */
+export function describeImpact(subject: string, impact: Impact): string {
   const window = `in the last ${impact.windowDays} days`;
   const notRead = impact.notRead.length > 0 ? `; not read: ${impact.notRead.join("; ")}` : "";
-  if (impact.reached === 0) return `${subject} at ${level} reaches no workspace${notRead}`;
+  if (impact.reached === 0) return `${subject} reaches no workspace${notRead}`;
   const read = `${impact.read} of ${impact.reached} workspaces read`;
+  const them = impact.policies === 1 ? "it" : "them";
   if (impact.blocked.length === 0 && impact.evaluated === 0) {
-    return `${subject} at ${level}: no run ${window} evaluated it there, so whom it would block is not known (${read})${notRead}`;
+    return `${subject}: no run ${window} evaluated ${them} there, so whom it would block is not known (${read})${notRead}`;
   }
-  if (impact.blocked.length === 0) return `${subject} at ${level}: no run ${window} failed it (${read})${notRead}`;
+  if (impact.blocked.length === 0) return `${subject}: no run ${window} failed ${them} (${read})${notRead}`;
   const byWorkspace = new Map<string, BlockedRun[]>();
   for (const run of impact.blocked)
     byWorkspace.set(run.workspaceName, [...(byWorkspace.get(run.workspaceName) ?? []), run]);
@@ -101,7 +104,7 @@ export function describeImpact(subject: string, level: string, impact: Impact): 
     });
   const more = byWorkspace.size > 5 ? `, and ${byWorkspace.size - 5} more workspaces` : "";
   return (
-    `${subject} at ${level} would have blocked ${impact.blocked.length} run${impact.blocked.length === 1 ? "" : "s"} ` +
+    `${subject} would have blocked ${impact.blocked.length} run${impact.blocked.length === 1 ? "" : "s"} ` +
     `in ${byWorkspace.size} of ${impact.reached} workspaces ${window}: ${shown.join(", ")}${more}` +
     ` (${read})${notRead}`
   );
@@ -176,6 +179,7 @@ export async function readImpact(
   const start = client.requestsSent;
   const impact: Impact = {
     windowDays: settings.windowDays,
+    policies: change.policies.length,
     reached: 0,
     read: 0,
     blocked: [],

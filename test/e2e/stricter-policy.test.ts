@@ -30,7 +30,26 @@ const typescript = (level: string, allowStricter = false) =>
       `policySetIds: ${level === "advisory" ? "[]" : `["${setId}"]`}, allowStricter: ${allowStricter} });`,
   ].join("\n");
 
-const folderHcl = (level: string) => `policy "folder-tags" {\n  enforcement_level = "${level}"\n}\n`;
+const folderHcl = (level: string, name = "folder-tags") => `policy "${name}" {\n  enforcement_level = "${level}"\n}\n`;
+
+/**
+ * Sets made stricter, and resources new at a blocking level: a level raised in a set's own folder, a set's scope
+ * widened to a workspace, a new Policy and a new PolicySet that block from their first preview.
+ */
+const sets = (step: "before" | "after") =>
+  [
+    'const { Policy, PolicySet } = require("pulumi-tfe-governance");',
+    `new PolicySet("scoped", { directory: "scoped", workspaceIds: ["${workspaces.payments}"] });`,
+    `new PolicySet("wide", { directory: "wide", workspaceIds: ${JSON.stringify(
+      step === "before" ? [workspaces.payments] : [workspaces.payments, workspaces.data],
+    )} });`,
+    ...(step === "after"
+      ? [
+          `new Policy("newcomer", { code: "main = rule { true }\\n", enforcementLevel: "hard-mandatory", policySetIds: ["${setId}"] });`,
+          `new PolicySet("fresh", { directory: "fresh", workspaceIds: ["${workspaces.web}"] });`,
+        ]
+      : []),
+  ].join("\n");
 
 const yaml = (level: string) => `name: tfegov-stricter
 runtime: yaml
@@ -93,6 +112,25 @@ describe("a stricter level, previewed against the runs it would have blocked", (
               policyResults: [failed(`${prefix}require-tags`)],
             },
           ]),
+          // Results of the policies the sets' test makes stricter, recorded under an advisory set of their own.
+          {
+            id: "run-SetPay0001",
+            workspace: workspaces.payments,
+            createdAt: daysAgo(2),
+            policyResults: [failed("set-tags")],
+          },
+          {
+            id: "run-WideData001",
+            workspace: workspaces.data,
+            createdAt: daysAgo(4),
+            policyResults: [failed("wide-rule"), failed("newcomer")],
+          },
+          {
+            id: "run-FreshWeb001",
+            workspace: workspaces.web,
+            createdAt: daysAgo(5),
+            policyResults: [failed("fresh-rule")],
+          },
           {
             id: "run-Web0001",
             workspace: workspaces.web,
@@ -192,5 +230,55 @@ describe("a stricter level, previewed against the runs it would have blocked", (
     await project.writeFile("Pulumi.yaml", yaml("hard-mandatory"));
     const preview = await project.run(["preview"]);
     expectNamed(preview.output, "yaml-", ["run-Pay10001", "run-Pay10002", "run-Data10001"]);
+  }, 240_000);
+
+  it("a set made stricter, and a new policy or set that blocks, are said at preview too", async () => {
+    const project = await PulumiProject.create({
+      name: "tfe-stricter-sets",
+      files: {
+        "index.js": sets("before"),
+        "scoped/sentinel.hcl": folderHcl("advisory", "set-tags"),
+        "scoped/set-tags.sentinel": "main = rule { true }\n",
+        "wide/sentinel.hcl": folderHcl("hard-mandatory", "wide-rule"),
+        "wide/wide-rule.sentinel": "main = rule { true }\n",
+        "fresh/sentinel.hcl": folderHcl("hard-mandatory", "fresh-rule"),
+        "fresh/fresh-rule.sentinel": "main = rule { true }\n",
+      },
+      config: { "tfe:address": server.url, "tfe:organization": organization },
+      secrets: { "tfe:token": token },
+    });
+    projects.push(project);
+    await project.up();
+    await project.writeFile("index.js", sets("after"));
+    await project.writeFile("scoped/sentinel.hcl", folderHcl("hard-mandatory", "set-tags"));
+    const writes = server.requestLog.entries().filter((entry) => entry.method !== "GET").length;
+    const { output } = await project.run(["preview"]);
+    const said = (text: string) => expect(output.replace(/\s+/g, " ")).toContain(text);
+    said(
+      'policy set "scoped" with set-tags at hard-mandatory (was advisory) would have blocked 1 run in 1 of 1 ' +
+        "workspaces in the last 30 days: payments-prod (run-SetPay0001, ",
+    );
+    // Only the workspace the scope newly reaches is read: payments-prod ran the set before.
+    said(
+      'policy set "wide" widened (wide-rule at hard-mandatory) would have blocked 1 run in 1 of 1 workspaces in the ' +
+        "last 30 days: data (run-WideData001, ",
+    );
+    said(
+      'new policy "newcomer" at hard-mandatory would have blocked 1 run in 1 of 3 workspaces in the last 30 days: data (run-WideData001, ',
+    );
+    said(
+      'new policy set "fresh" with fresh-rule at hard-mandatory would have blocked 1 run in 1 of 1 workspaces ' +
+        "in the last 30 days: web (run-FreshWeb001, ",
+    );
+    expect(server.requestLog.entries().filter((entry) => entry.method !== "GET").length).toBe(writes);
+
+    // A stack that wants no surprise refuses a new resource that would block, at check, before any request.
+    await project.run(["config", "set", "tfe:requireNoBlockedRuns", "true"]);
+    const refused = await project.run(["preview"], { allowFailure: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.output.replace(/\s+/g, " ")).toMatch(
+      /new policy (set )?"(fresh|newcomer)".* would have blocked 1 run .*tfe:requireNoBlockedRuns refuses a stricter change that would have blocked recent runs: set allowStricter: true on this resource/,
+    );
+    expect(server.requestLog.entries().filter((entry) => entry.method !== "GET").length).toBe(writes);
   }, 240_000);
 });

@@ -147,7 +147,7 @@ describe("whom a stricter policy would block", () => {
       "data run-Data0001",
     ]);
     expect([impact.reached, impact.read, impact.notRead]).toEqual([3, 3, []]);
-    expect(describeImpact('policy "require-tags"', "hard-mandatory", impact)).toBe(
+    expect(describeImpact('policy "require-tags" at hard-mandatory', impact)).toBe(
       'policy "require-tags" at hard-mandatory would have blocked 3 runs in 2 of 3 workspaces in the last 30 days: ' +
         "payments-prod (run-Pay0001, 2026-11-26; run-Pay0002, 2026-11-22), data (run-Data0001, 2026-11-17) " +
         "(3 of 3 workspaces read)",
@@ -156,12 +156,12 @@ describe("whom a stricter policy would block", () => {
 
   it("says when no run of the window failed it, and when none evaluated it at all", async () => {
     const passing = await impactOf([setId], "always-passes");
-    expect(describeImpact('policy "always-passes"', "hard-mandatory", passing)).toBe(
+    expect(describeImpact('policy "always-passes" at hard-mandatory', passing)).toBe(
       'policy "always-passes" at hard-mandatory: no run in the last 30 days failed it (3 of 3 workspaces read)',
     );
     // Never evaluated there: whom it would block is not known, which is not the same as nobody.
     const unknown = await impactOf([setId], "never-evaluated");
-    expect(describeImpact('policy "never-evaluated"', "hard-mandatory", unknown)).toBe(
+    expect(describeImpact('policy "never-evaluated" at hard-mandatory', unknown)).toBe(
       'policy "never-evaluated" at hard-mandatory: no run in the last 30 days evaluated it there, so whom it would ' +
         "block is not known (3 of 3 workspaces read)",
     );

@@ -117,6 +117,8 @@ type policySetArgs struct {
 	AdoptExisting *bool `pulumi:"adoptExisting"`
 	// Sentinel: run in the agent (policy evaluations); OPA sets always do.
 	AgentEnabled *bool `pulumi:"agentEnabled"`
+	// Approve a change that makes the set stricter where recent runs failed (a level raised in its folder, a policy added, its scope widened): with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses one that would have blocked a run of the window (or whose reads did not finish), unless this is set.
+	AllowStricter *bool `pulumi:"allowStricter"`
 	// Allow a change that weakens the set (a policy of the folder removed or its level lowered, scope narrowed, `overridable` turned on, a policy taken out, a replacement that enforces less), which otherwise fails `pulumi preview`. Stack config `tfegov:allowWeakening: true` allows it for every resource, `TFE_ALLOW_WEAKENING=true` for one command.
 	AllowWeakening *bool `pulumi:"allowWeakening"`
 	// What the set is for, shown on the service; none by default.
@@ -163,6 +165,8 @@ type PolicySetArgs struct {
 	AdoptExisting pulumi.BoolPtrInput
 	// Sentinel: run in the agent (policy evaluations); OPA sets always do.
 	AgentEnabled pulumi.BoolPtrInput
+	// Approve a change that makes the set stricter where recent runs failed (a level raised in its folder, a policy added, its scope widened): with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses one that would have blocked a run of the window (or whose reads did not finish), unless this is set.
+	AllowStricter pulumi.BoolPtrInput
 	// Allow a change that weakens the set (a policy of the folder removed or its level lowered, scope narrowed, `overridable` turned on, a policy taken out, a replacement that enforces less), which otherwise fails `pulumi preview`. Stack config `tfegov:allowWeakening: true` allows it for every resource, `TFE_ALLOW_WEAKENING=true` for one command.
 	AllowWeakening pulumi.BoolPtrInput
 	// What the set is for, shown on the service; none by default.

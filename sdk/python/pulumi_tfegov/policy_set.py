@@ -23,6 +23,7 @@ class PolicySetArgs:
     def __init__(__self__, *,
                  adopt_existing: Optional[pulumi.Input[_builtins.bool]] = None,
                  agent_enabled: Optional[pulumi.Input[_builtins.bool]] = None,
+                 allow_stricter: Optional[pulumi.Input[_builtins.bool]] = None,
                  allow_weakening: Optional[pulumi.Input[_builtins.bool]] = None,
                  description: Optional[pulumi.Input[_builtins.str]] = None,
                  directory: Optional[pulumi.Input[_builtins.str]] = None,
@@ -47,6 +48,7 @@ class PolicySetArgs:
 
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a set that already has this name instead of failing.
         :param pulumi.Input[_builtins.bool] agent_enabled: Sentinel: run in the agent (policy evaluations); OPA sets always do.
+        :param pulumi.Input[_builtins.bool] allow_stricter: Approve a change that makes the set stricter where recent runs failed (a level raised in its folder, a policy added, its scope widened): with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses one that would have blocked a run of the window (or whose reads did not finish), unless this is set.
         :param pulumi.Input[_builtins.bool] allow_weakening: Allow a change that weakens the set (a policy of the folder removed or its level lowered, scope narrowed, `overridable` turned on, a policy taken out, a replacement that enforces less), which otherwise fails `pulumi preview`. Stack config `tfegov:allowWeakening: true` allows it for every resource, `TFE_ALLOW_WEAKENING=true` for one command.
         :param pulumi.Input[_builtins.str] description: What the set is for, shown on the service; none by default.
         :param pulumi.Input[_builtins.str] directory: A versioned set: the folder, laid out as the service reads it from version control (`sentinel.hcl` or `policies.hcl` at its root, modules, static imports and parameters beside it), uploaded as a version whenever its content changes. Relative to the program's directory. Not with `policyIds`; once a set holds versions it keeps its `directory`.
@@ -71,6 +73,8 @@ class PolicySetArgs:
             pulumi.set(__self__, "adopt_existing", adopt_existing)
         if agent_enabled is not None:
             pulumi.set(__self__, "agent_enabled", agent_enabled)
+        if allow_stricter is not None:
+            pulumi.set(__self__, "allow_stricter", allow_stricter)
         if allow_weakening is not None:
             pulumi.set(__self__, "allow_weakening", allow_weakening)
         if description is not None:
@@ -133,6 +137,18 @@ class PolicySetArgs:
     @agent_enabled.setter
     def agent_enabled(self, value: Optional[pulumi.Input[_builtins.bool]]):
         pulumi.set(self, "agent_enabled", value)
+
+    @_builtins.property
+    @pulumi.getter(name="allowStricter")
+    def allow_stricter(self) -> Optional[pulumi.Input[_builtins.bool]]:
+        """
+        Approve a change that makes the set stricter where recent runs failed (a level raised in its folder, a policy added, its scope widened): with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses one that would have blocked a run of the window (or whose reads did not finish), unless this is set.
+        """
+        return pulumi.get(self, "allow_stricter")
+
+    @allow_stricter.setter
+    def allow_stricter(self, value: Optional[pulumi.Input[_builtins.bool]]):
+        pulumi.set(self, "allow_stricter", value)
 
     @_builtins.property
     @pulumi.getter(name="allowWeakening")
@@ -371,6 +387,7 @@ class PolicySet(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: Optional[pulumi.Input[_builtins.bool]] = None,
                  agent_enabled: Optional[pulumi.Input[_builtins.bool]] = None,
+                 allow_stricter: Optional[pulumi.Input[_builtins.bool]] = None,
                  allow_weakening: Optional[pulumi.Input[_builtins.bool]] = None,
                  description: Optional[pulumi.Input[_builtins.str]] = None,
                  directory: Optional[pulumi.Input[_builtins.str]] = None,
@@ -399,6 +416,7 @@ class PolicySet(pulumi.CustomResource):
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a set that already has this name instead of failing.
         :param pulumi.Input[_builtins.bool] agent_enabled: Sentinel: run in the agent (policy evaluations); OPA sets always do.
+        :param pulumi.Input[_builtins.bool] allow_stricter: Approve a change that makes the set stricter where recent runs failed (a level raised in its folder, a policy added, its scope widened): with stack config `tfegov:requireNoBlockedRuns: true`, preview refuses one that would have blocked a run of the window (or whose reads did not finish), unless this is set.
         :param pulumi.Input[_builtins.bool] allow_weakening: Allow a change that weakens the set (a policy of the folder removed or its level lowered, scope narrowed, `overridable` turned on, a policy taken out, a replacement that enforces less), which otherwise fails `pulumi preview`. Stack config `tfegov:allowWeakening: true` allows it for every resource, `TFE_ALLOW_WEAKENING=true` for one command.
         :param pulumi.Input[_builtins.str] description: What the set is for, shown on the service; none by default.
         :param pulumi.Input[_builtins.str] directory: A versioned set: the folder, laid out as the service reads it from version control (`sentinel.hcl` or `policies.hcl` at its root, modules, static imports and parameters beside it), uploaded as a version whenever its content changes. Relative to the program's directory. Not with `policyIds`; once a set holds versions it keeps its `directory`.
@@ -446,6 +464,7 @@ class PolicySet(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: Optional[pulumi.Input[_builtins.bool]] = None,
                  agent_enabled: Optional[pulumi.Input[_builtins.bool]] = None,
+                 allow_stricter: Optional[pulumi.Input[_builtins.bool]] = None,
                  allow_weakening: Optional[pulumi.Input[_builtins.bool]] = None,
                  description: Optional[pulumi.Input[_builtins.str]] = None,
                  directory: Optional[pulumi.Input[_builtins.str]] = None,
@@ -476,6 +495,7 @@ class PolicySet(pulumi.CustomResource):
 
             __props__.__dict__["adopt_existing"] = adopt_existing
             __props__.__dict__["agent_enabled"] = agent_enabled
+            __props__.__dict__["allow_stricter"] = allow_stricter
             __props__.__dict__["allow_weakening"] = allow_weakening
             __props__.__dict__["description"] = description
             __props__.__dict__["directory"] = directory

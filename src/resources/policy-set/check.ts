@@ -40,8 +40,9 @@ import {
   vcsContentUnknown,
 } from "./arguments";
 import { type PreparedFolder, prepareFolder } from "./folder";
-import { policySetProperties, setEnforcement } from "./properties";
+import { type PolicySetInputs, policySetProperties, setEnforcement } from "./properties";
 import { scopeOptions, shapeOf, type VcsRepoShape } from "./requests";
+import { sayWhomSetBlocks } from "./stricter";
 import { checkTfPolicyFolder, terraformPolicyArgumentFailures } from "./tfpolicy";
 
 /** What checking the folder found: whether it could be read (a weakening can be judged only then), and what. */
@@ -98,6 +99,7 @@ export class PolicySetChecker {
     inputs.global = news.global === true;
     inputs.adoptExisting = news.adoptExisting === true;
     inputs.allowWeakening = news.allowWeakening === true;
+    if (news.allowStricter === true) inputs.allowStricter = true;
     inputs.policyToolVersion = news.policyToolVersion ?? "latest";
     for (const property of ["policyIds", ...scopeOptions] as const) {
       inputs[property] = checkIdList(failures, property, news[property], idShapes[property]);
@@ -172,6 +174,10 @@ export class PolicySetChecker {
       });
     } else if (holder && failures.length === 0) {
       await this.checkAdoption(failures, holder.id, inputs);
+    }
+    // A create has no diff: a new set's blocking policies are said here, at check, with whom they would block.
+    if (!holder && failures.length === 0 && Object.keys(olds).length === 0) {
+      await sayWhomSetBlocks(this.context, undefined, undefined, inputs as unknown as PolicySetInputs);
     }
     return { inputs: stampChecked(inputs), failures };
   }

@@ -79,6 +79,12 @@ export interface PolicySetArgs {
    * one command.
    */
   allowWeakening?: pulumi.Input<boolean>;
+  /**
+   * Approve a change that makes the set stricter where recent runs failed (a level raised in its folder, a policy
+   * added, its scope widened): with stack config `tfe:requireNoBlockedRuns: true`, preview refuses one that would
+   * have blocked a run of the window (or whose reads did not finish), unless this is set.
+   */
+  allowStricter?: pulumi.Input<boolean>;
 }
 
 export interface VcsRepoArgs {
@@ -126,6 +132,7 @@ export interface PolicySetInputs extends Required<PolicySetScope> {
   policyToolVersion: string;
   adoptExisting: boolean;
   allowWeakening: boolean;
+  allowStricter?: boolean;
 }
 
 export interface PolicySetOutputs extends PolicySetInputs {
@@ -270,6 +277,7 @@ export const policySetProperties = propertyTable<PolicySetArgs>()({
   policyToolVersion: { argument: "string", change: "updates", output: true },
   adoptExisting: { argument: "boolean", change: "none", output: false },
   allowWeakening: { argument: "boolean", change: "none", output: false },
+  allowStricter: { argument: "boolean", change: "none", output: false },
   policySetId: { change: "none", output: true },
   currentVersionId: { change: "none", output: true },
   parameterIds: { change: "none", output: true, keyed: true },

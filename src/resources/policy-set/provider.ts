@@ -48,6 +48,7 @@ import {
   syncParameters,
   uploadVersion,
 } from "./requests";
+import { sayWhomSetBlocks } from "./stricter";
 import { compareIngestedCommit, contentAtServiceCommit, warnOfUncheckedCommit } from "./vcs-commits";
 
 export class PolicySetProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
@@ -89,6 +90,7 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     if (checkedThisOperation(news)) {
       await this.guard(id, olds, news, [...replaces, ...updates]);
       await this.nameChangedSecrets(olds, comparable, (news as unknown as Record<string, unknown>).__urn);
+      if (replaces.length + updates.length > 0) await sayWhomSetBlocks(this.context, id, olds, news);
     }
     // Names are unique in an organization: a replacement that keeps the name must delete the old one first.
     const deleteBeforeReplace =

@@ -50,5 +50,5 @@ export async function sayWhomItBlocks(
     context.impactSettings,
   );
   impact.notRead.unshift(...sets.notRead);
-  await context.sayImpact(urn, describeImpact(subject, after, impact), impact, news.allowStricter === true);
+  await context.sayImpact(urn, describeImpact(`${subject} at ${after}`, impact), impact, news.allowStricter === true);
 }

@@ -1,0 +1,148 @@
+import { enforcementStrength, type PolicySetKind } from "../../contract/policies";
+import { blocks, describeImpact, type Reach, readImpact } from "../impact";
+import { isUnknown, type ProviderContext } from "../provider-context";
+import type { PolicySetInputs, PolicySetOutputs } from "./properties";
+
+// A set made stricter, said under the resource before it is applied (impact.ts): a level raised in its folder, a
+// policy added to its folder or its members at a blocking level (a new set: all of its blocking policies), and its
+// scope widened (global on, workspaces or projects added, an exclusion removed), which brings every blocking policy
+// of the set to the workspaces it newly reaches. Reads only; a failure to read is said, never thrown.
+
+const scopeLists = ["workspaceIds", "projectIds", "excludedWorkspaceIds", "excludedProjectIds"] as const;
+const known = (values: unknown): string[] =>
+  (Array.isArray(values) ? values : []).filter((id): id is string => typeof id === "string" && !isUnknown(id));
+
+/** The scope a set declares or holds; undefined where part of it is not known until apply. */
+function reachOf(props: Partial<Record<keyof PolicySetOutputs, unknown>>): Reach | undefined {
+  if (isUnknown(props.global)) return undefined;
+  for (const list of scopeLists) {
+    const value = props[list];
+    if (isUnknown(value) || (Array.isArray(value) && value.some((id) => isUnknown(id)))) return undefined;
+  }
+  return {
+    global: props.global === true,
+    workspaceIds: known(props.workspaceIds),
+    projectIds: known(props.projectIds),
+    excludedWorkspaceIds: known(props.excludedWorkspaceIds),
+    excludedProjectIds: known(props.excludedProjectIds),
+  };
+}
+
+/** Whether `after` may reach a workspace `before` did not: the pure test that spends no request when it says no. */
+export function widens(before: Reach, after: Reach): boolean {
+  const added = (list: "workspaceIds" | "projectIds") =>
+    known(after[list]).some((id) => !known(before[list]).includes(id));
+  const lifted = (list: "excludedWorkspaceIds" | "excludedProjectIds") =>
+    known(before[list]).some((id) => !known(after[list]).includes(id));
+  const exclusionLifted = lifted("excludedWorkspaceIds") || lifted("excludedProjectIds");
+  if (after.global) return !before.global || exclusionLifted;
+  return !before.global && (added("workspaceIds") || added("projectIds") || exclusionLifted);
+}
+
+interface Blocking {
+  name: string;
+  level: string;
+  /** The level it had before the change, where it was in the set. */
+  was?: string;
+}
+
+/** A policy made to block, as a message names it: in a set that is new itself, no "(new)". */
+const shown = (policy: Blocking, inNewSet: boolean) =>
+  `${policy.name} at ${policy.level}${inNewSet ? "" : policy.was === undefined ? " (new)" : ` (was ${policy.was})`}`;
+
+export async function sayWhomSetBlocks(
+  context: ProviderContext,
+  setId: string | undefined,
+  olds: PolicySetOutputs | undefined,
+  news: PolicySetInputs,
+): Promise<void> {
+  const settings = context.impactSettings;
+  const kind = news.kind as PolicySetKind;
+  if (settings.windowDays === 0 || isUnknown(kind)) return;
+  const urn = (news as unknown as Record<string, unknown>).__urn;
+  const after = reachOf(news);
+  const before = olds && reachOf(olds);
+  const folderAfter = news.policiesUnknown || isUnknown(news.folderPolicies) ? {} : (news.folderPolicies ?? {});
+  const folderBefore = olds?.folderPolicies ?? {};
+  // What the change makes block where it did not: raised or new in the folder, members added at a blocking level.
+  const raised: Blocking[] = Object.entries(folderAfter)
+    .filter(([name, level]) => {
+      if (!blocks(kind, level)) return false;
+      const was = folderBefore[name];
+      return was === undefined || (enforcementStrength(kind, level) ?? 0) > (enforcementStrength(kind, was) ?? 0);
+    })
+    .map(([name, level]) => ({
+      name,
+      level,
+      ...(folderBefore[name] !== undefined ? { was: folderBefore[name] } : {}),
+    }));
+  const onService = setId ? ((await context.policySetOf(setId).catch(() => undefined))?.policyIds ?? []) : [];
+  const members = [...new Set([...known(news.policyIds), ...onService])];
+  const addedIds = known(news.policyIds).filter(
+    (id) => !known(olds?.policyIds).includes(id) && !onService.includes(id),
+  );
+  const widened = before !== undefined && after !== undefined && widens(before, after);
+  if (raised.length === 0 && addedIds.length === 0 && !widened) return;
+  if (after === undefined) {
+    await context.info(
+      urn,
+      `policy set "${news.name}" is made stricter, but its scope is not known until apply: whom it would block is not read`,
+    );
+    return;
+  }
+  const notRead: string[] = [];
+  const levels = new Map<string, Blocking>();
+  for (const id of widened ? members : addedIds) {
+    try {
+      const policy = await context.client.policies.read(id);
+      if (policy.enforcementLevel && blocks(kind, policy.enforcementLevel)) {
+        levels.set(id, { name: policy.name, level: policy.enforcementLevel });
+      }
+    } catch (error) {
+      notRead.push(`policy ${id} (${(error as Error).message})`);
+    }
+  }
+  const subject = `${olds === undefined ? "new " : ""}policy set "${news.name}"`;
+  const approved = news.allowStricter === true;
+  let budget = settings.requestBudget;
+  const stricter = [...raised, ...addedIds.flatMap((id) => levels.get(id) ?? [])];
+  if (stricter.length > 0) {
+    const impact = await readImpact(
+      context.client,
+      { organization: news.organization, kind, policies: stricter, reach: [after] },
+      { ...settings, requestBudget: budget },
+    );
+    impact.notRead.unshift(...notRead.splice(0));
+    budget = Math.max(0, budget - impact.requests);
+    await context.sayImpact(
+      urn,
+      describeImpact(
+        `${subject} with ${stricter.map((policy) => shown(policy, olds === undefined)).join(", ")}`,
+        impact,
+      ),
+      impact,
+      approved,
+    );
+  }
+  if (!widened) return;
+  // Every other blocking policy of the set reaches the workspaces the scope newly takes in.
+  const newlyThere = [
+    ...Object.entries(folderAfter)
+      .filter(([name, level]) => blocks(kind, level) && !stricter.some((policy) => policy.name === name))
+      .map(([name, level]) => ({ name, level })),
+    ...[...levels.entries()].filter(([id]) => !addedIds.includes(id)).map(([, policy]) => policy),
+  ];
+  if (newlyThere.length === 0) {
+    if (stricter.length === 0)
+      await context.info(urn, `${subject} widened holds no blocking policy: it blocks no run more`);
+    return;
+  }
+  const impact = await readImpact(
+    context.client,
+    { organization: news.organization, kind, policies: newlyThere, reach: [after], reachedBefore: [before] },
+    { ...settings, requestBudget: budget },
+  );
+  impact.notRead.unshift(...notRead);
+  const listed = newlyThere.map((policy) => `${policy.name} at ${policy.level}`).join(", ");
+  await context.sayImpact(urn, describeImpact(`${subject} widened (${listed})`, impact), impact, approved);
+}
