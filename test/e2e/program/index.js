@@ -5,10 +5,13 @@ const { ModuleVersionDeprecation, Policy, PolicySet } = require("pulumi-tfe-gove
 
 const spec = JSON.parse(readFileSync("spec.json", "utf8"));
 const policies = {};
-// A policy whose code is a secret gives it as `secretCode`.
-for (const { resource, secretCode, ...args } of spec.policies) {
+const declared = {};
+// A policy whose code is a secret gives it as `secretCode`; one made only after others lists them in `after`.
+for (const { resource, secretCode, after, ...args } of spec.policies) {
   const code = secretCode === undefined ? {} : { code: pulumi.secret(secretCode) };
-  policies[resource] = new Policy(resource, { ...args, ...code }).policyId;
+  const options = after === undefined ? {} : { dependsOn: after.map((name) => declared[name]) };
+  declared[resource] = new Policy(resource, { ...args, ...code }, options);
+  policies[resource] = declared[resource].policyId;
 }
 for (const { resource, ...args } of spec.deprecations) new ModuleVersionDeprecation(resource, args);
 // A set lists its policies by resource name; the rest of its arguments are PolicySet's own.
