@@ -223,8 +223,13 @@ export const lenientTaskStageListDocument = lenientList(
     relationships: z.object({ "policy-evaluations": lenientIds }).passthrough().nullish(),
   }),
 );
+/** An evaluation's counts: where it says no advisory result failed, its outcomes can hold no run a raise would block. */
+const lenientResultCount = z.object({ "advisory-failed": z.number().nullish() }).passthrough().nullish();
 export const lenientPolicyEvaluationListDocument = lenientList(
-  z.object({ id: z.string(), attributes: z.object({ "policy-kind": z.string().nullish() }).passthrough() }),
+  z.object({
+    id: z.string(),
+    attributes: z.object({ "policy-kind": z.string().nullish(), "result-count": lenientResultCount }).passthrough(),
+  }),
 );
 const lenientOutcome = z.object({
   enforcement_level: z.string().nullish(),
@@ -272,5 +277,7 @@ export const lenientPolicyCheckListDocument = lenientList(
     }),
   }),
 );
-export const lenientTfPolicyEvaluationListDocument = lenientList(z.object({ id: z.string() }));
+export const lenientTfPolicyEvaluationListDocument = lenientList(
+  z.object({ id: z.string(), attributes: z.object({ "result-count": lenientResultCount }).passthrough().nullish() }),
+);
 export const lenientTfPolicySetOutcomeListDocument = lenientPolicySetOutcomeListDocument;

@@ -57,7 +57,10 @@ export interface Impact {
   /** Of those, the workspaces whose runs of the window were read whole. */
   read: number;
   blocked: BlockedRun[];
-  /** Runs of the window that evaluated the policy at all, passed or failed: none means its results there are not known. */
+  /**
+   * Runs of the window seen evaluating one of the policies, passed or failed (after the first of a workspace, a run
+   * with no advisory failure is not opened): none means its results there are not known.
+   */
   evaluated: number;
   /** What was not read, and why: the budget, a set or workspace whose read failed. */
   notRead: string[];
@@ -196,33 +199,44 @@ export async function readImpact(
     return impact;
   }
   impact.reached = targets.length;
-  const read = await readResults(client, targets, settings, "run tfe-governance impact for the whole answer");
   const levelOf = new Map(change.policies.map((policy) => [policy.name, policy.level]));
-  for (const workspace of read.workspaces) {
-    if (workspace.complete) impact.read++;
-    for (const run of workspace.runs) {
-      const results = run.results.filter((result) => levelOf.has(result.policy));
-      if (results.length > 0) impact.evaluated++;
-      const [blocking] = results.filter((result) =>
-        wouldBlock(result, change.kind, levelOf.get(result.policy) as string),
-      );
-      if (!blocking) continue;
-      // A workspace named by id alone is named once it has something to say.
-      if (!workspace.workspaceName) {
-        workspace.workspaceName = await client.workspaces.read(workspace.workspaceId).then(
-          (found) => found.name,
-          () => workspace.workspaceId,
-        );
-      }
-      impact.blocked.push({
-        workspaceId: workspace.workspaceId,
-        workspaceName: workspace.workspaceName,
-        runId: run.id,
-        createdAt: run.createdAt,
-        recordedLevel: blocking.level,
-      });
-    }
-  }
+  const read = await readResults(
+    client,
+    targets,
+    // The listing of the scope came out of the same budget.
+    { ...settings, requestBudget: Math.max(0, settings.requestBudget - (client.requestsSent - start)) },
+    "run tfe-governance impact for the whole answer",
+    {
+      // Once a workspace's runs show the policy ran there, a later run matters only where an advisory result failed.
+      failuresSuffice: (results) => results.some((result) => levelOf.has(result.policy)),
+      // Each workspace is judged as soon as it is read, so that the read of its name counts in the budget.
+      onWorkspace: async (workspace) => {
+        if (workspace.complete) impact.read++;
+        for (const run of workspace.runs) {
+          const results = run.results.filter((result) => levelOf.has(result.policy));
+          if (results.length > 0) impact.evaluated++;
+          const [blocking] = results.filter((result) =>
+            wouldBlock(result, change.kind, levelOf.get(result.policy) as string),
+          );
+          if (!blocking) continue;
+          // A workspace named by id alone is named once it has something to say.
+          if (!workspace.workspaceName) {
+            workspace.workspaceName = await client.workspaces.read(workspace.workspaceId).then(
+              (found) => found.name,
+              () => workspace.workspaceId,
+            );
+          }
+          impact.blocked.push({
+            workspaceId: workspace.workspaceId,
+            workspaceName: workspace.workspaceName,
+            runId: run.id,
+            createdAt: run.createdAt,
+            recordedLevel: blocking.level,
+          });
+        }
+      },
+    },
+  );
   impact.notRead.push(...read.notRead);
   impact.requests = client.requestsSent - start;
   return impact;
@@ -262,6 +276,12 @@ export async function readResults(
   targets: readonly Workspace[],
   settings: ImpactSettings,
   pastBudget: string,
+  options: {
+    /** Given a workspace's results so far, whether its later runs need only their advisory failures read. */
+    failuresSuffice?: (results: PolicyResult[]) => boolean;
+    /** Called with each workspace once read, before the next: what it sends counts in the budget. */
+    onWorkspace?: (workspace: WorkspaceResults) => Promise<void>;
+  } = {},
 ): Promise<{ workspaces: WorkspaceResults[]; notRead: string[]; requests: number }> {
   const start = client.requestsSent;
   const spent = () => client.requestsSent - start;
@@ -275,21 +295,24 @@ export async function readResults(
       continue;
     }
     const row: WorkspaceResults = { workspaceId: target.id, workspaceName: target.name, runs: [], complete: true };
+    let advisoryFailuresOnly = false;
     try {
       for await (const run of client.runs.since(target.id, since)) {
         if (spent() >= settings.requestBudget) {
           row.complete = false;
           break;
         }
+        advisoryFailuresOnly ||= options.failuresSuffice?.(row.runs.flatMap((read) => read.results)) === true;
         row.runs.push({
           id: run.id,
           createdAt: run.createdAt,
           status: run.status,
-          results: await client.runs.policyResults(run),
+          results: await client.runs.policyResults(run, { advisoryFailuresOnly }),
         });
       }
       workspaces.push(row);
       if (!row.complete) unread++;
+      await options.onWorkspace?.(row);
     } catch (error) {
       notRead.push(`workspace ${target.name || target.id} (${(error as Error).message})`);
     }

@@ -105,6 +105,26 @@ describe("runs and their policy results", () => {
     ]);
   });
 
+  it("opens only the evaluations whose counts show an advisory failure, when asked to", async () => {
+    const runs = [];
+    for await (const run of client.runs.since("ws-production0000001", new Date(0))) runs.push(run);
+    const run = runs[0] as (typeof runs)[number];
+    const sent = async (advisoryFailuresOnly: boolean) => {
+      const before = server.requestLog.entries().length;
+      const results = await client.runs.policyResults(run, { advisoryFailuresOnly });
+      return { requests: server.requestLog.entries().length - before, results };
+    };
+    const whole = await sent(false);
+    const failures = await sent(true);
+    // The OPA evaluation passed and the Terraform policy one failed at a mandatory level: neither is opened.
+    expect(failures.results.map((result) => `${result.recordedBy} ${result.policy}`)).toEqual([
+      "task-stage require-tags",
+      "task-stage restrict-regions",
+      "policy-check old-rule",
+    ]);
+    expect(whole.requests - failures.requests).toBe(2);
+  });
+
   it("takes the seed of runs docs/local-server.md shows", () => {
     const blocks = fencedBlocks(readFileSync(join(__dirname, "..", "..", "docs", "local-server.md"), "utf8"), "json");
     const runs = blocks.find((block) => block.includes("run-PaymentsProd0001")) as string;
