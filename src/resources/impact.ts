@@ -32,8 +32,13 @@ export interface StricterChange {
 export interface ImpactSettings {
   /** Days back from `now`; default 30. */
   windowDays: number;
-  /** Requests the reads may send (every attempt counted); default 300. */
+  /**
+   * Requests the reads may send (every attempt counted); default 300. No read starts past it; those under way finish
+   * (a few requests each).
+   */
   requestBudget: number;
+  /** Workspaces read at a time; default 4. */
+  concurrency?: number;
   now?: Date;
 }
 
@@ -237,6 +242,9 @@ export async function readImpact(
       },
     },
   );
+  // Workspaces are read a few at a time: the runs are told in the order of the scope, whichever answered first.
+  const order = new Map(targets.map((target, index) => [target.id, index]));
+  impact.blocked.sort((a, b) => (order.get(a.workspaceId) ?? 0) - (order.get(b.workspaceId) ?? 0));
   impact.notRead.push(...read.notRead);
   impact.requests = client.requestsSent - start;
   return impact;
@@ -279,20 +287,20 @@ export async function readResults(
   options: {
     /** Given a workspace's results so far, whether its later runs need only their advisory failures read. */
     failuresSuffice?: (results: PolicyResult[]) => boolean;
-    /** Called with each workspace once read, before the next: what it sends counts in the budget. */
+    /** Called with each workspace once read, before its worker reads another: what it sends counts in the budget. */
     onWorkspace?: (workspace: WorkspaceResults) => Promise<void>;
   } = {},
 ): Promise<{ workspaces: WorkspaceResults[]; notRead: string[]; requests: number }> {
   const start = client.requestsSent;
   const spent = () => client.requestsSent - start;
   const since = new Date((settings.now ?? new Date()).getTime() - settings.windowDays * 24 * 3600 * 1000);
-  const workspaces: WorkspaceResults[] = [];
+  const rows: (WorkspaceResults | undefined)[] = [];
   const notRead: string[] = [];
   let unread = 0;
-  for (const target of targets) {
+  const readWorkspace = async (target: Workspace, index: number) => {
     if (spent() >= settings.requestBudget) {
       unread++;
-      continue;
+      return;
     }
     const row: WorkspaceResults = { workspaceId: target.id, workspaceName: target.name, runs: [], complete: true };
     let advisoryFailuresOnly = false;
@@ -310,13 +318,23 @@ export async function readResults(
           results: await client.runs.policyResults(run, { advisoryFailuresOnly }),
         });
       }
-      workspaces.push(row);
+      rows[index] = row;
       if (!row.complete) unread++;
       await options.onWorkspace?.(row);
     } catch (error) {
       notRead.push(`workspace ${target.name || target.id} (${(error as Error).message})`);
     }
-  }
+  };
+  // A few workspaces at a time: the service's answers take a round trip each, and the client keeps its rate limit.
+  let next = 0;
+  const worker = async () => {
+    while (next < targets.length) {
+      const index = next++;
+      await readWorkspace(targets[index] as Workspace, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, settings.concurrency ?? 4) }, worker));
+  const workspaces = rows.filter((row): row is WorkspaceResults => row !== undefined);
   if (unread > 0) {
     notRead.push(
       `${unread} workspace${unread === 1 ? "" : "s"} past the budget of ${settings.requestBudget} requests; ${pastBudget}`,
