@@ -15,7 +15,9 @@ export async function sayWhomItBlocks(
   news: PolicyInputs,
 ): Promise<void> {
   const after = news.enforcementLevel;
-  if (context.impactSettings.windowDays === 0 || !blocks(news.kind, after) || isUnknown(news.policySetIds)) return;
+  if (context.impactSettings.windowDays === 0 || !blocks(news.kind, after)) return;
+  const setsUnknown =
+    isUnknown(news.policySetIds) || (Array.isArray(news.policySetIds) && news.policySetIds.some((id) => isUnknown(id)));
   const known = (ids: unknown) =>
     (Array.isArray(ids) ? ids : []).filter((id): id is string => typeof id === "string" && !isUnknown(id));
   const stronger =
@@ -24,9 +26,20 @@ export async function sayWhomItBlocks(
       (enforcementStrength(olds.kind, olds.enforcementLevel) ?? Number.MAX_VALUE);
   // A raised level (or a new policy) reaches every workspace of the policy's sets; a set joined, its own.
   const joined = known(news.policySetIds).filter((id) => !known(olds?.policySetIds).includes(id));
+  const urn = (news as unknown as Record<string, unknown>).__urn;
+  if (setsUnknown) {
+    // Sets made in the same update: their scope is read at the next preview, not this one; said, not guessed.
+    if (olds === undefined || stronger) {
+      await context.info(
+        urn,
+        `${olds === undefined ? "new " : ""}policy "${news.name}" at ${after}: its policy sets are not known until ` +
+          "apply, so whom it would block is not read",
+      );
+    }
+    return;
+  }
   if (olds !== undefined && !stronger && joined.length === 0) return;
   const setIds = olds === undefined || stronger ? known(news.policySetIds) : joined;
-  const urn = (news as unknown as Record<string, unknown>).__urn;
   const subject =
     olds === undefined
       ? `new policy "${news.name}"`
