@@ -125,7 +125,7 @@ try {
   // The same reads with a round trip of 100 ms on every request, as from a runner far from the service: one workspace
   // at a time against four (the default), side by side, through the library (the engine adds nothing here).
   const distImpact = "../dist/resources/impact.js";
-  const { readImpact } = (await import(distImpact)) as typeof import("../src/resources/impact.js");
+  const { noReach, readImpact } = (await import(distImpact)) as typeof import("../src/resources/impact.js");
   const reader = new TfeClient({ address: server.url, token });
   const farAway: Record<string, { seconds: number[]; requests: number[]; read: string }> = {};
   server.setFaults([{ route: "*", latencyMs: 100 }]);
@@ -139,15 +139,7 @@ try {
             organization,
             kind: "sentinel",
             policies: [{ name: "require-tags", level: "hard-mandatory" }],
-            reach: [
-              {
-                global: false,
-                workspaceIds: workspaces.map((workspace) => workspace.id),
-                projectIds: [],
-                excludedWorkspaceIds: [],
-                excludedProjectIds: [],
-              },
-            ],
+            reach: [{ ...noReach, workspaceIds: workspaces.map((workspace) => workspace.id) }],
           },
           { windowDays: 30, requestBudget: 300, concurrency },
         );

@@ -17,6 +17,15 @@ export interface Reach {
   excludedProjectIds: readonly unknown[];
 }
 
+/** A scope that reaches nothing: what a declared scope spreads its own lists over. */
+export const noReach: Reach = {
+  global: false,
+  workspaceIds: [],
+  projectIds: [],
+  excludedWorkspaceIds: [],
+  excludedProjectIds: [],
+};
+
 /** What a change makes stricter: policies made to block, in the workspaces some scopes reach. */
 export interface StricterChange {
   organization: string;

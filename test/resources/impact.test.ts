@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
-import { describeImpact, type Reach, reachOfSets, readImpact, wouldBlock } from "../../src/resources/impact";
+import { describeImpact, noReach, type Reach, reachOfSets, readImpact, wouldBlock } from "../../src/resources/impact";
 import { type RunningServer, startServer } from "../../src/server";
 
 // Whom a stricter policy would block, read from the local server's seeded runs over HTTP: the workspaces of the
@@ -121,14 +121,7 @@ async function impactOf(policySetIds: string[], policy = "require-tags", within 
   return { ...impact, notRead: [...sets.notRead, ...impact.notRead] };
 }
 
-const scope = (declared: Partial<Reach>): Reach => ({
-  global: false,
-  workspaceIds: [],
-  projectIds: [],
-  excludedWorkspaceIds: [],
-  excludedProjectIds: [],
-  ...declared,
-});
+const scope = (declared: Partial<Reach>): Reach => ({ ...noReach, ...declared });
 
 describe("whom a stricter policy would block", () => {
   it("counts only a failure at a level that let the run go on, for a level that blocks", () => {

@@ -1,18 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { Reach } from "../../src/resources/impact";
+import { noReach, type Reach } from "../../src/resources/impact";
 import { widens } from "../../src/resources/policy-set/stricter";
 
 // Whether a set's new scope may reach a workspace its old one did not: the test that decides, with no request,
 // whether preview reads the runs of the workspaces a scope newly takes in.
 
-const scope = (declared: Partial<Reach>): Reach => ({
-  global: false,
-  workspaceIds: [],
-  projectIds: [],
-  excludedWorkspaceIds: [],
-  excludedProjectIds: [],
-  ...declared,
-});
+const scope = (declared: Partial<Reach>): Reach => ({ ...noReach, ...declared });
 
 describe("a widened scope", () => {
   it("is global turned on, a workspace or project added, or an exclusion lifted", () => {
