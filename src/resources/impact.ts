@@ -93,6 +93,11 @@ export function wouldBlock(
   return result.level === "advisory" && now !== undefined && now > 1;
 }
 
+/** The answer where nothing could be read: `why` is what a refusal under requireNoBlockedRuns names. */
+export function unjudged(windowDays: number, why: string): Impact {
+  return { windowDays, policies: 0, reached: 0, read: 0, blocked: [], evaluated: 0, notRead: [why], requests: 0 };
+}
+
 /** Whether `level` blocks at all: nothing is read for a change to advisory. */
 export function blocks(kind: PolicySetKind, level: string): boolean {
   return (enforcementStrength(kind, level) ?? 0) > 1;

@@ -36,18 +36,20 @@ const folderHcl = (level: string, name = "folder-tags") => `policy "${name}" {\n
  * Sets made stricter, and resources new at a blocking level: a level raised in a set's own folder, a set's scope
  * widened to a workspace, a new Policy and a new PolicySet that block from their first preview.
  */
-const sets = (step: "before" | "after") =>
+const sets = (step: "before" | "after" | "newcomer only") =>
   [
     'const { Policy, PolicySet } = require("pulumi-tfe-governance");',
     `new PolicySet("scoped", { directory: "scoped", workspaceIds: ["${workspaces.payments}"] });`,
     `new PolicySet("wide", { directory: "wide", workspaceIds: ${JSON.stringify(
       step === "before" ? [workspaces.payments] : [workspaces.payments, workspaces.data],
     )} });`,
-    ...(step === "after"
-      ? [
+    ...(step === "before"
+      ? []
+      : [
           `new Policy("newcomer", { code: "main = rule { true }\\n", enforcementLevel: "hard-mandatory", policySetIds: ["${setId}"] });`,
-          `new PolicySet("fresh", { directory: "fresh", workspaceIds: ["${workspaces.web}"] });`,
-        ]
+        ]),
+    ...(step === "after"
+      ? [`new PolicySet("fresh", { directory: "fresh", workspaceIds: ["${workspaces.web}"] });`]
       : []),
   ].join("\n");
 
@@ -272,13 +274,23 @@ describe("a stricter level, previewed against the runs it would have blocked", (
     );
     expect(server.requestLog.entries().filter((entry) => entry.method !== "GET").length).toBe(writes);
 
-    // A stack that wants no surprise refuses a new resource that would block, at check, before any request.
+    // A stack that wants no surprise refuses each of them (the engine stops at the first it meets), before any write.
     await project.run(["config", "set", "tfe:requireNoBlockedRuns", "true"]);
     const refused = await project.run(["preview"], { allowFailure: true });
     expect(refused.code).not.toBe(0);
     expect(refused.output.replace(/\s+/g, " ")).toMatch(
-      /new policy (set )?"(fresh|newcomer)".* would have blocked 1 run .*tfe:requireNoBlockedRuns refuses a stricter change that would have blocked recent runs: set allowStricter: true on this resource/,
+      /(new )?policy (set )?"(fresh|newcomer|scoped|wide)".* would have blocked 1 run .*tfe:requireNoBlockedRuns refuses a stricter change that would have blocked recent runs: set allowStricter: true on this resource/,
     );
+    // A new resource alone is refused at the engine's check, where a create has no diff.
+    await project.writeFile("index.js", sets("newcomer only"));
+    await project.writeFile("scoped/sentinel.hcl", folderHcl("advisory", "set-tags"));
+    const newcomer = await project.run(["preview"], { allowFailure: true });
+    expect(newcomer.code).not.toBe(0);
+    expect(newcomer.output.replace(/\s+/g, " ")).toContain(
+      'new policy "newcomer" at hard-mandatory would have blocked 1 run in 1 of 3 workspaces in the last 30 days: ' +
+        "data (run-WideData001, ",
+    );
+    expect(newcomer.output).toContain("tfe:requireNoBlockedRuns refuses a stricter change");
     expect(server.requestLog.entries().filter((entry) => entry.method !== "GET").length).toBe(writes);
   }, 240_000);
 });

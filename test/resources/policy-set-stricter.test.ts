@@ -1,6 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { TfeClient } from "../../src/client";
 import { noReach, type Reach } from "../../src/resources/impact";
-import { widens } from "../../src/resources/policy-set/stricter";
+import type { PolicySetOutputs } from "../../src/resources/policy-set";
+import { sayWhomSetBlocks, widens } from "../../src/resources/policy-set/stricter";
+import { ProviderContext, unknownValue } from "../../src/resources/provider-context";
+import type { RunningServer } from "../../src/server";
+import { startSeededServer } from "../seeded-server";
 
 // Whether a set's new scope may reach a workspace its old one did not: the test that decides, with no request,
 // whether preview reads the runs of the workspaces a scope newly takes in.
@@ -28,5 +33,81 @@ describe("a widened scope", () => {
     expect(widens(scope({ global: true }), scope({ workspaceIds: ["ws-a"] }))).toBe(false);
     expect(widens(scope({ global: true }), scope({ global: true, excludedWorkspaceIds: ["ws-a"] }))).toBe(false);
     expect(widens(scope({ workspaceIds: ["ws-a"] }), scope({ workspaceIds: ["ws-a"] }))).toBe(false);
+  });
+});
+
+// What cannot be judged is said, and refused where the stack refuses what it cannot judge: a widened set whose
+// policies are not known here (a repository with no checkout), a scope not known until apply.
+describe("a set made stricter that cannot be judged", () => {
+  const organization = "acme";
+  const token = "set-stricter-token-0123456789";
+  let server: RunningServer;
+  let client: TfeClient;
+  beforeAll(async () => {
+    server = await startSeededServer({
+      organization,
+      token,
+      workspaceIds: ["ws-StricterA0000001", "ws-StricterB0000001"],
+    });
+    client = new TfeClient({ address: server.url, token, rateLimit: false });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+  });
+
+  const set = (declared: Record<string, unknown>) =>
+    ({
+      organization,
+      name: "from-vcs",
+      kind: "sentinel",
+      ...noReach,
+      folderPolicies: {},
+      policyIds: [],
+      policiesUnknown: null,
+      ...declared,
+    }) as unknown as PolicySetOutputs;
+
+  async function said(olds: PolicySetOutputs | undefined, news: PolicySetOutputs, env: Record<string, string> = {}) {
+    const context = new ProviderContext();
+    context.useClient(client);
+    const messages: string[] = [];
+    const spy = vi.spyOn(console, "error").mockImplementation((line: unknown) => void messages.push(String(line)));
+    vi.stubEnv("TFE_REQUIRE_NO_BLOCKED_RUNS", env.TFE_REQUIRE_NO_BLOCKED_RUNS ?? "");
+    try {
+      await sayWhomSetBlocks(context, undefined, olds, news);
+      return messages;
+    } catch (error) {
+      return [`refused: ${(error as Error).message}`];
+    } finally {
+      spy.mockRestore();
+      vi.unstubAllEnvs();
+    }
+  }
+
+  it("says a widened set whose policies are not known here is not read, and refuses it where asked", async () => {
+    const olds = set({ workspaceIds: ["ws-StricterA0000001"], policiesUnknown: "no checkout of acme/library" });
+    const news = set({
+      workspaceIds: ["ws-StricterA0000001", "ws-StricterB0000001"],
+      policiesUnknown: "no checkout of acme/library",
+    });
+    expect(await said(olds, news)).toEqual([
+      'info: policy set "from-vcs": whom it would block is not read: its policies are not known here (no checkout of acme/library)',
+    ]);
+    expect(await said(olds, news, { TFE_REQUIRE_NO_BLOCKED_RUNS: "true" })).toEqual([
+      expect.stringMatching(
+        /^refused: policy set "from-vcs": whom it would block is not read: its policies are not known here .*tfe:requireNoBlockedRuns refuses a stricter change that it could not judge whole/,
+      ),
+    ]);
+  });
+
+  it("says a scope not known until apply is not read, and says nothing of a set that changes no reach or level", async () => {
+    const olds = set({ workspaceIds: ["ws-StricterA0000001"], folderPolicies: { "require-tags": "hard-mandatory" } });
+    expect(await said(olds, { ...olds, workspaceIds: [unknownValue] } as PolicySetOutputs)).toEqual([
+      'info: policy set "from-vcs": whom it would block is not read: its scope is not known until apply',
+    ]);
+    const before = server.requestLog.entries().length;
+    expect(await said(olds, { ...olds, description: "new words" } as PolicySetOutputs)).toEqual([]);
+    expect(server.requestLog.entries().length).toBe(before);
   });
 });

@@ -1,5 +1,5 @@
 import { enforcementStrength, type PolicySetKind } from "../../contract/policies";
-import { blocks, describeImpact, type Reach, readImpact } from "../impact";
+import { blocks, describeImpact, type Reach, readImpact, unjudged } from "../impact";
 import { isUnknown, type ProviderContext } from "../provider-context";
 import type { PolicySetInputs, PolicySetOutputs } from "./properties";
 
@@ -76,21 +76,36 @@ export async function sayWhomSetBlocks(
       level,
       ...(folderBefore[name] !== undefined ? { was: folderBefore[name] } : {}),
     }));
-  const onService = setId ? ((await context.policySetOf(setId).catch(() => undefined))?.policyIds ?? []) : [];
-  const members = [...new Set([...known(news.policyIds), ...onService])];
-  const addedIds = known(news.policyIds).filter(
-    (id) => !known(olds?.policyIds).includes(id) && !onService.includes(id),
-  );
   const widened = before !== undefined && after !== undefined && widens(before, after);
-  if (raised.length === 0 && addedIds.length === 0 && !widened) return;
-  if (after === undefined) {
-    await context.info(
-      urn,
-      `policy set "${news.name}" is made stricter, but its scope is not known until apply: whom it would block is not read`,
-    );
-    return;
-  }
+  const declaredAdded = known(news.policyIds).filter((id) => !known(olds?.policyIds).includes(id));
+  // The set's members on the service are read only where they matter: a member declared anew may have joined
+  // from the policy's side already, and a widened scope brings every member to new workspaces.
   const notRead: string[] = [];
+  const onService =
+    setId && (widened || declaredAdded.length > 0)
+      ? ((
+          await context.policySetOf(setId).catch((error: Error) => {
+            notRead.push(`the set's members on the service (${error.message})`);
+            return undefined;
+          })
+        )?.policyIds ?? [])
+      : [];
+  const members = [...new Set([...known(news.policyIds), ...onService])];
+  const addedIds = declaredAdded.filter((id) => !onService.includes(id));
+  const scopeUnknown = after === undefined && (raised.length > 0 || addedIds.length > 0 || olds !== undefined);
+  if (raised.length === 0 && addedIds.length === 0 && !widened && !scopeUnknown) return;
+  const subject = `${olds === undefined ? "new " : ""}policy set "${news.name}"`;
+  const approved = news.allowStricter === true;
+  // What cannot be judged is said as such, and a stack that refuses what it cannot judge refuses it.
+  const cannotJudge = (why: string) =>
+    context.sayImpact(
+      urn,
+      `${subject}: whom it would block is not read: ${why}`,
+      unjudged(settings.windowDays, why),
+      approved,
+    );
+  // A scope not known until apply may be wider than before: it cannot be compared.
+  if (after === undefined) return cannotJudge("its scope is not known until apply");
   const levels = new Map<string, Blocking>();
   for (const id of widened ? members : addedIds) {
     try {
@@ -102,8 +117,6 @@ export async function sayWhomSetBlocks(
       notRead.push(`policy ${id} (${(error as Error).message})`);
     }
   }
-  const subject = `${olds === undefined ? "new " : ""}policy set "${news.name}"`;
-  const approved = news.allowStricter === true;
   let budget = settings.requestBudget;
   const stricter = [...raised, ...addedIds.flatMap((id) => levels.get(id) ?? [])];
   if (stricter.length > 0) {
@@ -125,6 +138,9 @@ export async function sayWhomSetBlocks(
     );
   }
   if (!widened) return;
+  // A widened scope brings every policy of the set to new workspaces: where they are not known here, neither is whom
+  // they would block.
+  if (news.policiesUnknown) return cannotJudge(`its policies are not known here (${news.policiesUnknown})`);
   // Every other blocking policy of the set reaches the workspaces the scope newly takes in.
   const newlyThere = [
     ...Object.entries(folderAfter)

@@ -1,5 +1,5 @@
 import { enforcementStrength } from "../../contract/policies";
-import { blocks, describeImpact, reachOfSets, readImpact } from "../impact";
+import { blocks, describeImpact, reachOfSets, readImpact, unjudged } from "../impact";
 import { isUnknown, type ProviderContext } from "../provider-context";
 import type { PolicyInputs, PolicyOutputs } from "./properties";
 
@@ -30,10 +30,12 @@ export async function sayWhomItBlocks(
   if (setsUnknown) {
     // Sets made in the same update: their scope is read at the next preview, not this one; said, not guessed.
     if (olds === undefined || stronger) {
-      await context.info(
+      const why = "its policy sets are not known until apply";
+      await context.sayImpact(
         urn,
-        `${olds === undefined ? "new " : ""}policy "${news.name}" at ${after}: its policy sets are not known until ` +
-          "apply, so whom it would block is not read",
+        `${olds === undefined ? "new " : ""}policy "${news.name}" at ${after}: whom it would block is not read: ${why}`,
+        unjudged(context.impactSettings.windowDays, why),
+        news.allowStricter === true,
       );
     }
     return;
