@@ -68,7 +68,7 @@ namespace PulumiTfeGovernance.Tfegov
         public Input<string>? Hostname { get; set; }
 
         /// <summary>
-        /// Requests a preview may send for each stricter change's reads of recent runs; default 300.
+        /// Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.
         /// </summary>
         [Input("impactRequestBudget", json: true)]
         public Input<int>? ImpactRequestBudget { get; set; }

@@ -76,7 +76,7 @@ export interface ProviderArgs {
      */
     hostname?: pulumi.Input<string>;
     /**
-     * Requests a preview may send for each stricter change's reads of recent runs; default 300.
+     * Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.
      */
     impactRequestBudget?: pulumi.Input<number>;
     /**

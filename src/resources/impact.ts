@@ -1,5 +1,5 @@
 import type { TfeClient } from "../client";
-import type { PolicyResult } from "../client/runs";
+import type { PolicyResult, Run } from "../client/runs";
 import type { ScopeTarget as Workspace } from "../client/workspaces";
 import { enforcementStrength, type PolicySetKind } from "../contract/policies";
 
@@ -197,6 +197,7 @@ export async function readImpact(
   client: TfeClient,
   change: StricterChange,
   settings: ImpactSettings = defaultImpactSettings,
+  shared: { cache?: ResultsCache; budgetSaid?: string } = {},
 ): Promise<Impact> {
   const start = client.requestsSent;
   const impact: Impact = {
@@ -226,6 +227,7 @@ export async function readImpact(
     { ...settings, requestBudget: Math.max(0, settings.requestBudget - (client.requestsSent - start)) },
     "run tfe-governance impact for the whole answer",
     {
+      ...shared,
       // Once a workspace's runs show the policy ran there, a later run matters only where an advisory result failed.
       failuresSuffice: (results) => results.some((result) => levelOf.has(result.policy)),
       // Each workspace is judged as soon as it is read, so that the read of its name counts in the budget.
@@ -274,6 +276,46 @@ export interface WorkspaceResults {
   complete: boolean;
 }
 
+/**
+ * The runs of a window and their results, read once for every reader of one operation (a preview's resources): a
+ * second policy of the same set costs no request. Reads under way are shared; a failed one is not kept.
+ */
+export class ResultsCache {
+  private readonly runs = new Map<string, Promise<Run[]>>();
+  private readonly results = new Map<string, { advisoryFailuresOnly: boolean; read: Promise<PolicyResult[]> }>();
+
+  runsOf(client: TfeClient, workspaceId: string, since: Date): Promise<Run[]> {
+    const key = `${client.address} ${workspaceId} ${since.toISOString()}`;
+    return this.kept(this.runs, key, async () => {
+      const runs: Run[] = [];
+      for await (const run of client.runs.since(workspaceId, since)) runs.push(run);
+      return runs;
+    });
+  }
+
+  /** A run's results; a whole read serves one that wanted only advisory failures, not the other way round. */
+  resultsOf(client: TfeClient, run: Run, advisoryFailuresOnly: boolean): Promise<PolicyResult[]> {
+    const key = `${client.address} ${run.id}`;
+    const held = this.results.get(key);
+    if (held && (advisoryFailuresOnly || !held.advisoryFailuresOnly)) return held.read;
+    const read = client.runs.policyResults(run, { advisoryFailuresOnly });
+    this.results.set(key, { advisoryFailuresOnly, read });
+    read.catch(() => {
+      if (this.results.get(key)?.read === read) this.results.delete(key);
+    });
+    return read;
+  }
+
+  private kept<T>(map: Map<string, Promise<T>>, key: string, read: () => Promise<T>): Promise<T> {
+    const held = map.get(key);
+    if (held) return held;
+    const reading = read();
+    map.set(key, reading);
+    reading.catch(() => map.delete(key));
+    return reading;
+  }
+}
+
 /** The workspaces `tfe-governance impact` reads: those named, else every one of the organization. */
 export async function workspacesToRead(
   client: TfeClient,
@@ -303,11 +345,16 @@ export async function readResults(
     failuresSuffice?: (results: PolicyResult[]) => boolean;
     /** Called with each workspace once read, before its worker reads another: what it sends counts in the budget. */
     onWorkspace?: (workspace: WorkspaceResults) => Promise<void>;
+    /** Reads shared with other readers of the operation; a fresh one where none is given. */
+    cache?: ResultsCache;
+    /** How the budget is named where it stopped the reads; by default "the budget of N requests". */
+    budgetSaid?: string;
   } = {},
 ): Promise<{ workspaces: WorkspaceResults[]; notRead: string[]; requests: number }> {
   const start = client.requestsSent;
   const spent = () => client.requestsSent - start;
   const since = new Date((settings.now ?? new Date()).getTime() - settings.windowDays * 24 * 3600 * 1000);
+  const cache = options.cache ?? new ResultsCache();
   const rows: (WorkspaceResults | undefined)[] = [];
   const notRead: string[] = [];
   let unread = 0;
@@ -319,7 +366,7 @@ export async function readResults(
     const row: WorkspaceResults = { workspaceId: target.id, workspaceName: target.name, runs: [], complete: true };
     let advisoryFailuresOnly = false;
     try {
-      for await (const run of client.runs.since(target.id, since)) {
+      for (const run of await cache.runsOf(client, target.id, since)) {
         if (spent() >= settings.requestBudget) {
           row.complete = false;
           break;
@@ -329,7 +376,7 @@ export async function readResults(
           id: run.id,
           createdAt: run.createdAt,
           status: run.status,
-          results: await client.runs.policyResults(run, { advisoryFailuresOnly }),
+          results: await cache.resultsOf(client, run, advisoryFailuresOnly),
         });
       }
       rows[index] = row;
@@ -340,18 +387,38 @@ export async function readResults(
     }
   };
   // A few workspaces at a time: the service's answers take a round trip each, and the client keeps its rate limit.
+  // Near the end of the budget, no more are started than it can read whole: what a workspace costs is learnt from
+  // the first, read alone (a budget spent on four half-read workspaces would answer for none of them).
   let next = 0;
+  let inFlight = 0;
+  let costOfOne: number | undefined;
+  const waiting: (() => void)[] = [];
+  const room = () =>
+    inFlight === 0 || (costOfOne !== undefined && settings.requestBudget - spent() >= costOfOne * (inFlight + 1));
   const worker = async () => {
     while (next < targets.length) {
+      if (!room()) {
+        await new Promise<void>((resolve) => waiting.push(resolve));
+        continue;
+      }
       const index = next++;
-      await readWorkspace(targets[index] as Workspace, index);
+      const alone = inFlight === 0;
+      const before = spent();
+      inFlight++;
+      try {
+        await readWorkspace(targets[index] as Workspace, index);
+      } finally {
+        inFlight--;
+        if (alone && inFlight === 0) costOfOne = Math.max(1, spent() - before);
+        for (const wake of waiting.splice(0)) wake();
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, settings.concurrency ?? 4) }, worker));
   const workspaces = rows.filter((row): row is WorkspaceResults => row !== undefined);
   if (unread > 0) {
     notRead.push(
-      `${unread} workspace${unread === 1 ? "" : "s"} past the budget of ${settings.requestBudget} requests; ${pastBudget}`,
+      `${unread} workspace${unread === 1 ? "" : "s"} past ${options.budgetSaid ?? `the budget of ${settings.requestBudget} requests`}; ${pastBudget}`,
     );
   }
   return { workspaces, notRead, requests: spent() };

@@ -15,7 +15,14 @@ import {
   tfeCause,
 } from "./failure-report";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
-import { defaultImpactSettings, type Impact, type ImpactSettings } from "./impact";
+import {
+  defaultImpactSettings,
+  type Impact,
+  type ImpactSettings,
+  ResultsCache,
+  readImpact,
+  type StricterChange,
+} from "./impact";
 import { codeChecksRequired, inNamespace } from "./provider-settings";
 import { isUnknown } from "./unknown";
 
@@ -59,6 +66,29 @@ export class ProviderContext {
    */
   get requireNoBlockedRuns(): boolean {
     return (this.stackConfig?.get("requireNoBlockedRuns") ?? process.env.TFE_REQUIRE_NO_BLOCKED_RUNS) === "true";
+  }
+
+  /**
+   * Whom `change` would block (impact.ts), within one budget for the whole operation: every resource of a preview
+   * draws on `tfe:impactRequestBudget`, and a workspace's runs are read once however many resources ask.
+   */
+  async readImpact(change: StricterChange): Promise<Impact> {
+    const settings = this.impactSettings;
+    const impact = await readImpact(
+      this.client,
+      change,
+      {
+        ...settings,
+        requestBudget: Math.max(0, settings.requestBudget - operationReads.spent),
+        now: operationReads.now,
+      },
+      {
+        cache: operationReads.cache,
+        budgetSaid: `the budget of ${settings.requestBudget} requests this preview shares (tfe:impactRequestBudget)`,
+      },
+    );
+    operationReads.spent += impact.requests;
+    return impact;
   }
 
   /**
@@ -488,6 +518,12 @@ export function warnOnce(key: string, message: string): void {
 
 /** One per process: a provider process serves one `pulumi` command, for every resource type. */
 const sharedFailureReport = new FailureReport();
+
+/**
+ * The reads of whom a stricter change would block, for every resource of the process's operation: one window (its
+ * end fixed at the start), one cache, one budget.
+ */
+const operationReads = { now: new Date(), cache: new ResultsCache(), spent: 0 };
 
 /** What every provider of this library starts from: its context, configured by the engine. */
 export abstract class ContextProvider {

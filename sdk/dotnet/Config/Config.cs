@@ -74,7 +74,7 @@ namespace PulumiTfeGovernance.Tfegov
 
         private static readonly __Value<int?> _impactRequestBudget = new __Value<int?>(() => __config.GetInt32("impactRequestBudget"));
         /// <summary>
-        /// Requests a preview may send for each stricter change's reads of recent runs; default 300.
+        /// Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.
         /// </summary>
         public static int? ImpactRequestBudget
         {

@@ -44,7 +44,7 @@ type providerArgs struct {
 	CaCertificate *string `pulumi:"caCertificate"`
 	// Host name instead of an address (https:// is added), or TFE_HOSTNAME.
 	Hostname *string `pulumi:"hostname"`
-	// Requests a preview may send for each stricter change's reads of recent runs; default 300.
+	// Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.
 	ImpactRequestBudget *int `pulumi:"impactRequestBudget"`
 	// Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
 	ImpactWindowDays *int `pulumi:"impactWindowDays"`
@@ -78,7 +78,7 @@ type ProviderArgs struct {
 	CaCertificate pulumi.StringPtrInput
 	// Host name instead of an address (https:// is added), or TFE_HOSTNAME.
 	Hostname pulumi.StringPtrInput
-	// Requests a preview may send for each stricter change's reads of recent runs; default 300.
+	// Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.
 	ImpactRequestBudget pulumi.IntPtrInput
 	// Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
 	ImpactWindowDays pulumi.IntPtrInput

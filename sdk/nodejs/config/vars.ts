@@ -52,7 +52,7 @@ Object.defineProperty(exports, "hostname", {
 });
 
 /**
- * Requests a preview may send for each stricter change's reads of recent runs; default 300.
+ * Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.
  */
 export declare const impactRequestBudget: number | undefined;
 Object.defineProperty(exports, "impactRequestBudget", {

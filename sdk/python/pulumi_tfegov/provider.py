@@ -41,7 +41,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.bool] allow_weakening: true: changes that weaken governance pass preview for the whole stack, with a warning.
         :param pulumi.Input[_builtins.str] ca_certificate: A CA certificate to trust besides Node's own: a PEM file path or PEM text.
         :param pulumi.Input[_builtins.str] hostname: Host name instead of an address (https:// is added), or TFE_HOSTNAME.
-        :param pulumi.Input[_builtins.int] impact_request_budget: Requests a preview may send for each stricter change's reads of recent runs; default 300.
+        :param pulumi.Input[_builtins.int] impact_request_budget: Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.
         :param pulumi.Input[_builtins.int] impact_window_days: Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
         :param pulumi.Input[_builtins.int] max_retries: Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.
         :param pulumi.Input[_builtins.str] organization: Default organization of the resources, or TFE_ORGANIZATION.
@@ -136,7 +136,7 @@ class ProviderArgs:
     @pulumi.getter(name="impactRequestBudget")
     def impact_request_budget(self) -> Optional[pulumi.Input[_builtins.int]]:
         """
-        Requests a preview may send for each stricter change's reads of recent runs; default 300.
+        Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.
         """
         return pulumi.get(self, "impact_request_budget")
 
@@ -297,7 +297,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.bool] allow_weakening: true: changes that weaken governance pass preview for the whole stack, with a warning.
         :param pulumi.Input[_builtins.str] ca_certificate: A CA certificate to trust besides Node's own: a PEM file path or PEM text.
         :param pulumi.Input[_builtins.str] hostname: Host name instead of an address (https:// is added), or TFE_HOSTNAME.
-        :param pulumi.Input[_builtins.int] impact_request_budget: Requests a preview may send for each stricter change's reads of recent runs; default 300.
+        :param pulumi.Input[_builtins.int] impact_request_budget: Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.
         :param pulumi.Input[_builtins.int] impact_window_days: Days of runs a preview reads to say whom a stricter policy would have blocked; default 30, 0 turns it off.
         :param pulumi.Input[_builtins.int] max_retries: Retries of a request that met a 429, 502, 503, 504 or a connection error; default 6.
         :param pulumi.Input[_builtins.str] organization: Default organization of the resources, or TFE_ORGANIZATION.

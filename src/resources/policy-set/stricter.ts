@@ -1,5 +1,5 @@
 import { enforcementStrength, type PolicySetKind } from "../../contract/policies";
-import { blocks, describeImpact, type Reach, readImpact, unjudged } from "../impact";
+import { blocks, describeImpact, type Reach, unjudged } from "../impact";
 import { isUnknown, type ProviderContext } from "../provider-context";
 import type { PolicySetInputs, PolicySetOutputs } from "./properties";
 
@@ -117,16 +117,15 @@ export async function sayWhomSetBlocks(
       notRead.push(`policy ${id} (${(error as Error).message})`);
     }
   }
-  let budget = settings.requestBudget;
   const stricter = [...raised, ...addedIds.flatMap((id) => levels.get(id) ?? [])];
   if (stricter.length > 0) {
-    const impact = await readImpact(
-      context.client,
-      { organization: news.organization, kind, policies: stricter, reach: [after] },
-      { ...settings, requestBudget: budget },
-    );
+    const impact = await context.readImpact({
+      organization: news.organization,
+      kind,
+      policies: stricter,
+      reach: [after],
+    });
     impact.notRead.unshift(...notRead.splice(0));
-    budget = Math.max(0, budget - impact.requests);
     await context.sayImpact(
       urn,
       describeImpact(
@@ -153,11 +152,13 @@ export async function sayWhomSetBlocks(
       await context.info(urn, `${subject} widened holds no blocking policy: it blocks no run more`);
     return;
   }
-  const impact = await readImpact(
-    context.client,
-    { organization: news.organization, kind, policies: newlyThere, reach: [after], reachedBefore: [before] },
-    { ...settings, requestBudget: budget },
-  );
+  const impact = await context.readImpact({
+    organization: news.organization,
+    kind,
+    policies: newlyThere,
+    reach: [after],
+    reachedBefore: [before],
+  });
   impact.notRead.unshift(...notRead);
   const listed = newlyThere.map((policy) => `${policy.name} at ${policy.level}`).join(", ");
   await context.sayImpact(urn, describeImpact(`${subject} widened (${listed})`, impact), impact, approved);

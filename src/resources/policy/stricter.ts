@@ -1,5 +1,5 @@
 import { enforcementStrength } from "../../contract/policies";
-import { blocks, describeImpact, reachOfSets, readImpact, unjudged } from "../impact";
+import { blocks, describeImpact, reachOfSets, unjudged } from "../impact";
 import { isUnknown, type ProviderContext } from "../provider-context";
 import type { PolicyInputs, PolicyOutputs } from "./properties";
 
@@ -54,16 +54,12 @@ export async function sayWhomItBlocks(
     return;
   }
   const sets = await reachOfSets(setIds, (id) => context.policySetOf(id));
-  const impact = await readImpact(
-    context.client,
-    {
-      organization: news.organization,
-      kind: news.kind,
-      policies: [{ name: news.name, level: after }],
-      reach: sets.reach,
-    },
-    context.impactSettings,
-  );
+  const impact = await context.readImpact({
+    organization: news.organization,
+    kind: news.kind,
+    policies: [{ name: news.name, level: after }],
+    reach: sets.reach,
+  });
   impact.notRead.unshift(...sets.notRead);
   await context.sayImpact(urn, describeImpact(`${subject} at ${after}`, impact), impact, news.allowStricter === true);
 }

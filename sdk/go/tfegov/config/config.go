@@ -31,7 +31,7 @@ func GetHostname(ctx *pulumi.Context) string {
 	return config.Get(ctx, "tfegov:hostname")
 }
 
-// Requests a preview may send for each stricter change's reads of recent runs; default 300.
+// Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.
 func GetImpactRequestBudget(ctx *pulumi.Context) int {
 	return config.GetInt(ctx, "tfegov:impactRequestBudget")
 }

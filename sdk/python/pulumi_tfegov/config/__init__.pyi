@@ -36,7 +36,7 @@ Host name instead of an address (https:// is added), or TFE_HOSTNAME.
 
 impactRequestBudget: Optional[int]
 """
-Requests a preview may send for each stricter change's reads of recent runs; default 300.
+Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.
 """
 
 impactWindowDays: Optional[int]

@@ -51,7 +51,7 @@ class _ExportableConfig(types.ModuleType):
     @_builtins.property
     def impact_request_budget(self) -> Optional[int]:
         """
-        Requests a preview may send for each stricter change's reads of recent runs; default 300.
+        Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.
         """
         return __config__.get_int('impactRequestBudget')
 
