@@ -1,3 +1,5 @@
+import { afterAll, beforeAll } from "vitest";
+import { TfeClient } from "../src/client";
 import { type RunningServer, type ServerOptions, startServer } from "../src/server";
 
 /**
@@ -75,4 +77,24 @@ export function startSeededServer(account: SeededAccount, options: ServerOptions
       projects: (account.projectIds ?? []).map((id) => ({ id, organization, name: id })),
     },
   });
+}
+
+/**
+ * A seeded server and a client of it for the tests of one file (or one describe block): started before them,
+ * closed after. Read its members inside the tests, once started.
+ */
+export function useSeededServer(account: SeededAccount): {
+  readonly server: RunningServer;
+  readonly client: TfeClient;
+} {
+  const started = {} as { server: RunningServer; client: TfeClient };
+  beforeAll(async () => {
+    started.server = await startSeededServer(account);
+    started.client = new TfeClient({ address: started.server.url, token: account.token, rateLimit: false });
+  });
+  afterAll(async () => {
+    await started.client?.close();
+    await started.server?.close();
+  });
+  return started;
 }

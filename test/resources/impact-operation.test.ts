@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { TfeClient } from "../../src/client";
+import { describe, expect, it, vi } from "vitest";
 import { noReach, ResultsCache, readImpact, type StricterChange } from "../../src/resources/impact";
 import { ProviderContext } from "../../src/resources/provider-context";
-import type { RunningServer } from "../../src/server";
-import { startSeededServer } from "../seeded-server";
+import { useSeededServer } from "../seeded-server";
 
 // One operation's reads of whom a stricter change would block, over HTTP against the local server: a workspace's
 // runs read once however many resources ask, and one budget for the whole preview. (Its own file: the budget is
@@ -14,28 +12,18 @@ const token = "impact-operation-token-0123456789";
 const workspaceIds = ["ws-OperationA000001", "ws-OperationB000001", "ws-OperationC000001"];
 const failed = (policy: string) => ({ policySet: "baseline", policy, level: "advisory", status: "failed" as const });
 
-let server: RunningServer;
-let client: TfeClient;
-
-beforeAll(async () => {
-  server = await startSeededServer({
-    organization,
-    token,
-    workspaceIds,
-    runs: workspaceIds.flatMap((workspace, index) =>
-      [0, 1, 2].map((day) => ({
-        id: `run-Operation${index}${day}`,
-        workspace,
-        daysAgo: day + 1,
-        policyResults: [failed("require-tags"), failed("restrict-regions")],
-      })),
-    ),
-  });
-  client = new TfeClient({ address: server.url, token, rateLimit: false });
-});
-afterAll(async () => {
-  await client?.close();
-  await server?.close();
+const seeded = useSeededServer({
+  organization,
+  token,
+  workspaceIds,
+  runs: workspaceIds.flatMap((workspace, index) =>
+    [0, 1, 2].map((day) => ({
+      id: `run-Operation${index}${day}`,
+      workspace,
+      daysAgo: day + 1,
+      policyResults: [failed("require-tags"), failed("restrict-regions")],
+    })),
+  ),
 });
 
 const raise = (policy: string): StricterChange => ({
@@ -49,8 +37,8 @@ describe("the reads of one operation", () => {
   it("reads a workspace's runs and results once for every policy that asks", async () => {
     const cache = new ResultsCache();
     const settings = { windowDays: 30, requestBudget: 300, now: new Date() };
-    const first = await readImpact(client, raise("require-tags"), settings, { cache });
-    const second = await readImpact(client, raise("restrict-regions"), settings, { cache });
+    const first = await readImpact(seeded.client, raise("require-tags"), settings, { cache });
+    const second = await readImpact(seeded.client, raise("restrict-regions"), settings, { cache });
     expect(first.blocked).toHaveLength(9);
     expect(second.blocked).toHaveLength(9);
     expect(first.requests).toBeGreaterThan(0);
@@ -62,7 +50,7 @@ describe("the reads of one operation", () => {
     vi.stubEnv("TFE_IMPACT_REQUEST_BUDGET", "8");
     try {
       const context = new ProviderContext();
-      context.useClient(client);
+      context.useClient(seeded.client);
       const first = await context.readImpact(raise("require-tags"));
       expect(first.read).toBeGreaterThan(0);
       const second = await context.readImpact(raise("other-policy"));

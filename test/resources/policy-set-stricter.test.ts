@@ -1,11 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { TfeClient } from "../../src/client";
+import { describe, expect, it, vi } from "vitest";
 import { noReach, type Reach } from "../../src/resources/impact";
 import type { PolicySetOutputs } from "../../src/resources/policy-set";
 import { sayWhomSetBlocks, widens } from "../../src/resources/policy-set/stricter";
 import { ProviderContext, unknownValue } from "../../src/resources/provider-context";
-import type { RunningServer } from "../../src/server";
-import { startSeededServer } from "../seeded-server";
+import { useSeededServer } from "../seeded-server";
 
 // Whether a set's new scope may reach a workspace its old one did not: the test that decides, with no request,
 // whether preview reads the runs of the workspaces a scope newly takes in.
@@ -41,19 +39,10 @@ describe("a widened scope", () => {
 describe("a set made stricter that cannot be judged", () => {
   const organization = "acme";
   const token = "set-stricter-token-0123456789";
-  let server: RunningServer;
-  let client: TfeClient;
-  beforeAll(async () => {
-    server = await startSeededServer({
-      organization,
-      token,
-      workspaceIds: ["ws-StricterA0000001", "ws-StricterB0000001"],
-    });
-    client = new TfeClient({ address: server.url, token, rateLimit: false });
-  });
-  afterAll(async () => {
-    await client?.close();
-    await server?.close();
+  const seeded = useSeededServer({
+    organization,
+    token,
+    workspaceIds: ["ws-StricterA0000001", "ws-StricterB0000001"],
   });
 
   const set = (declared: Record<string, unknown>) =>
@@ -70,7 +59,7 @@ describe("a set made stricter that cannot be judged", () => {
 
   async function said(olds: PolicySetOutputs | undefined, news: PolicySetOutputs, env: Record<string, string> = {}) {
     const context = new ProviderContext();
-    context.useClient(client);
+    context.useClient(seeded.client);
     const messages: string[] = [];
     const spy = vi.spyOn(console, "error").mockImplementation((line: unknown) => void messages.push(String(line)));
     vi.stubEnv("TFE_REQUIRE_NO_BLOCKED_RUNS", env.TFE_REQUIRE_NO_BLOCKED_RUNS ?? "");
@@ -106,8 +95,8 @@ describe("a set made stricter that cannot be judged", () => {
     expect(await said(olds, { ...olds, workspaceIds: [unknownValue] } as PolicySetOutputs)).toEqual([
       'info: policy set "from-vcs": whom it would block is not read: its scope is not known until apply',
     ]);
-    const before = server.requestLog.entries().length;
+    const before = seeded.server.requestLog.entries().length;
     expect(await said(olds, { ...olds, description: "new words" } as PolicySetOutputs)).toEqual([]);
-    expect(server.requestLog.entries().length).toBe(before);
+    expect(seeded.server.requestLog.entries().length).toBe(before);
   });
 });
