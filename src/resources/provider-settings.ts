@@ -61,7 +61,8 @@ export const providerSettings = {
   },
   impactRequestBudget: {
     type: "integer",
-    description: "Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.",
+    description:
+      "Requests a preview may send, all its resources together, to read whom stricter changes would block; default 300.",
   },
 } as const satisfies Record<string, Setting>;
 

@@ -9,7 +9,6 @@ import { deletedUnlessGone, TfeApiError } from "../../client/errors";
 import type { Policy as ServicePolicy, UploadAnswer } from "../../client/policies";
 import { maxNameLength } from "../../contract/limits";
 import {
-  enforcementStrength,
   maxPolicyCodeBytes,
   type PolicyKind,
   policyKinds,
