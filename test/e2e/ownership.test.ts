@@ -131,15 +131,16 @@ describe("renames and duplicate declarations under the real engine", () => {
     server.requestLog.clear();
     const failed = await project.run(["up", "--yes", "--skip-preview"], { allowFailure: true });
     expect(failed.code).not.toBe(0);
-    // The engine stops starting steps at the first failure, so which refusals print depends on timing; what was made
-    // does not.
+    // The engine stops starting steps at the first failure, so which refusals print, and whether the policy was made
+    // before one, depend on timing; that nothing is made twice or left out of state does not.
     expect(failed.output).toMatch(
       /"pair" (already exists|\(pol-[^)]+\) is already managed by another resource)|1\.1\.0 is (already deprecated|declared by another resource of this stack too)/,
     );
+    // Made once at most, and then in state once: where the other refusal stopped the engine first, not at all.
     const pairs = (await policiesOnService(client, organization)).filter((policy) => policy.name === "pair");
-    expect(pairs).toHaveLength(1);
+    expect(pairs.length).toBeLessThanOrEqual(1);
     const state = await stackState(project);
-    expect(policyIdsInState(state).filter((id) => id === pairs[0]?.id)).toHaveLength(1);
+    expect(policyIdsInState(state).filter((id) => pairs.some((pair) => pair.id === id))).toHaveLength(pairs.length);
     expect(
       state.resources.filter((resource) => resource.id === "acme/vpc/aws/1.1.0").length,
       "the version is in state once at most",
