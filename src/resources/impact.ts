@@ -220,6 +220,7 @@ export async function readImpact(
   }
   impact.reached = targets.length;
   const levelOf = new Map(change.policies.map((policy) => [policy.name, policy.level]));
+  const cache = shared.cache ?? new ResultsCache();
   const read = await readResults(
     client,
     targets,
@@ -228,6 +229,7 @@ export async function readImpact(
     "run tfe-governance impact for the whole answer",
     {
       ...shared,
+      cache,
       // Once a workspace's runs show the policy ran there, a later run matters only where an advisory result failed.
       failuresSuffice: (results) => results.some((result) => levelOf.has(result.policy)),
       // Each workspace is judged as soon as it is read, so that the read of its name counts in the budget.
@@ -241,12 +243,7 @@ export async function readImpact(
           );
           if (!blocking) continue;
           // A workspace named by id alone is named once it has something to say.
-          if (!workspace.workspaceName) {
-            workspace.workspaceName = await client.workspaces.read(workspace.workspaceId).then(
-              (found) => found.name,
-              () => workspace.workspaceId,
-            );
-          }
+          if (!workspace.workspaceName) workspace.workspaceName = await cache.nameOf(client, workspace.workspaceId);
           impact.blocked.push({
             workspaceId: workspace.workspaceId,
             workspaceName: workspace.workspaceName,
@@ -282,7 +279,29 @@ export interface WorkspaceResults {
  */
 export class ResultsCache {
   private readonly runs = new Map<string, Promise<Run[]>>();
+  private readonly names = new Map<string, Promise<string>>();
   private readonly results = new Map<string, { advisoryFailuresOnly: boolean; read: Promise<PolicyResult[]> }>();
+
+  /** A workspace's name, where it was named by id alone; its id where the read fails. */
+  nameOf(client: TfeClient, workspaceId: string): Promise<string> {
+    return this.kept(this.names, `${client.address} ${workspaceId}`, () =>
+      client.workspaces.read(workspaceId).then(
+        (found) => found.name,
+        () => workspaceId,
+      ),
+    );
+  }
+
+  /** Whether the runs are read or being read: awaiting them sends nothing more. */
+  holdsRuns(client: TfeClient, workspaceId: string, since: Date): boolean {
+    return this.runs.has(`${client.address} ${workspaceId} ${since.toISOString()}`);
+  }
+
+  /** Whether a run's results are read or being read in a way that serves this reader. */
+  holdsResults(client: TfeClient, run: Run, advisoryFailuresOnly: boolean): boolean {
+    const held = this.results.get(`${client.address} ${run.id}`);
+    return held !== undefined && (advisoryFailuresOnly || !held.advisoryFailuresOnly);
+  }
 
   runsOf(client: TfeClient, workspaceId: string, since: Date): Promise<Run[]> {
     const key = `${client.address} ${workspaceId} ${since.toISOString()}`;
@@ -358,8 +377,10 @@ export async function readResults(
   const rows: (WorkspaceResults | undefined)[] = [];
   const notRead: string[] = [];
   let unread = 0;
+  // What another reader of the operation read, or is reading, costs nothing more: it is taken past the budget too.
+  const overBudget = () => spent() >= settings.requestBudget;
   const readWorkspace = async (target: Workspace, index: number) => {
-    if (spent() >= settings.requestBudget) {
+    if (overBudget() && !cache.holdsRuns(client, target.id, since)) {
       unread++;
       return;
     }
@@ -367,11 +388,11 @@ export async function readResults(
     let advisoryFailuresOnly = false;
     try {
       for (const run of await cache.runsOf(client, target.id, since)) {
-        if (spent() >= settings.requestBudget) {
+        advisoryFailuresOnly ||= options.failuresSuffice?.(row.runs.flatMap((read) => read.results)) === true;
+        if (overBudget() && !cache.holdsResults(client, run, advisoryFailuresOnly)) {
           row.complete = false;
           break;
         }
-        advisoryFailuresOnly ||= options.failuresSuffice?.(row.runs.flatMap((read) => read.results)) === true;
         row.runs.push({
           id: run.id,
           createdAt: run.createdAt,
