@@ -294,35 +294,39 @@ export class ResultsCache {
 
   /** Whether the runs are read or being read: awaiting them sends nothing more. */
   holdsRuns(client: TfeClient, workspaceId: string, since: Date): boolean {
-    return this.runs.has(`${client.address} ${workspaceId} ${since.toISOString()}`);
+    return this.runs.has(runsKey(client, workspaceId, since));
   }
 
-  /** Whether a run's results are read or being read in a way that serves this reader. */
+  /** Whether a run's results are read, or being read, in a way that serves this reader. */
   holdsResults(client: TfeClient, run: Run, advisoryFailuresOnly: boolean): boolean {
-    const held = this.results.get(`${client.address} ${run.id}`);
-    return held !== undefined && (advisoryFailuresOnly || !held.advisoryFailuresOnly);
+    return this.servingResults(client, run, advisoryFailuresOnly) !== undefined;
   }
 
   runsOf(client: TfeClient, workspaceId: string, since: Date): Promise<Run[]> {
-    const key = `${client.address} ${workspaceId} ${since.toISOString()}`;
-    return this.kept(this.runs, key, async () => {
+    return this.kept(this.runs, runsKey(client, workspaceId, since), async () => {
       const runs: Run[] = [];
       for await (const run of client.runs.since(workspaceId, since)) runs.push(run);
       return runs;
     });
   }
 
-  /** A run's results; a whole read serves one that wanted only advisory failures, not the other way round. */
+  /** A run's results, read once where a read held serves this reader. */
   resultsOf(client: TfeClient, run: Run, advisoryFailuresOnly: boolean): Promise<PolicyResult[]> {
+    const serving = this.servingResults(client, run, advisoryFailuresOnly);
+    if (serving) return serving;
     const key = `${client.address} ${run.id}`;
-    const held = this.results.get(key);
-    if (held && (advisoryFailuresOnly || !held.advisoryFailuresOnly)) return held.read;
     const read = client.runs.policyResults(run, { advisoryFailuresOnly });
     this.results.set(key, { advisoryFailuresOnly, read });
     read.catch(() => {
       if (this.results.get(key)?.read === read) this.results.delete(key);
     });
     return read;
+  }
+
+  /** A whole read serves a reader of advisory failures only, not the other way round. */
+  private servingResults(client: TfeClient, run: Run, advisoryFailuresOnly: boolean) {
+    const held = this.results.get(`${client.address} ${run.id}`);
+    return held && (advisoryFailuresOnly || !held.advisoryFailuresOnly) ? held.read : undefined;
   }
 
   private kept<T>(map: Map<string, Promise<T>>, key: string, read: () => Promise<T>): Promise<T> {
@@ -334,6 +338,9 @@ export class ResultsCache {
     return reading;
   }
 }
+
+const runsKey = (client: TfeClient, workspaceId: string, since: Date) =>
+  `${client.address} ${workspaceId} ${since.toISOString()}`;
 
 /** The workspaces `tfe-governance impact` reads: those named, else every one of the organization. */
 export async function workspacesToRead(
@@ -360,7 +367,7 @@ export async function readResults(
   settings: ImpactSettings,
   pastBudget: string,
   options: {
-    /** Given a workspace's results so far, whether its later runs need only their advisory failures read. */
+    /** Given a run's results, whether the workspace's later runs need only their advisory failures read. */
     failuresSuffice?: (results: PolicyResult[]) => boolean;
     /** Called with each workspace once read, before its worker reads another: what it sends counts in the budget. */
     onWorkspace?: (workspace: WorkspaceResults) => Promise<void>;
@@ -388,17 +395,13 @@ export async function readResults(
     let advisoryFailuresOnly = false;
     try {
       for (const run of await cache.runsOf(client, target.id, since)) {
-        advisoryFailuresOnly ||= options.failuresSuffice?.(row.runs.flatMap((read) => read.results)) === true;
         if (overBudget() && !cache.holdsResults(client, run, advisoryFailuresOnly)) {
           row.complete = false;
           break;
         }
-        row.runs.push({
-          id: run.id,
-          createdAt: run.createdAt,
-          status: run.status,
-          results: await cache.resultsOf(client, run, advisoryFailuresOnly),
-        });
+        const results = await cache.resultsOf(client, run, advisoryFailuresOnly);
+        row.runs.push({ id: run.id, createdAt: run.createdAt, status: run.status, results });
+        advisoryFailuresOnly ||= options.failuresSuffice?.(results) === true;
       }
       rows[index] = row;
       if (!row.complete) unread++;

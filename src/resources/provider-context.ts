@@ -15,18 +15,11 @@ import {
   tfeCause,
 } from "./failure-report";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
-import {
-  defaultImpactSettings,
-  type Impact,
-  type ImpactSettings,
-  ResultsCache,
-  readImpact,
-  type StricterChange,
-} from "./impact";
+import { defaultImpactSettings, type ImpactSettings } from "./impact";
 import { codeChecksRequired, inNamespace } from "./provider-settings";
 import { isUnknown } from "./unknown";
 
-export { isUnknown, unknownValue } from "./unknown";
+export { holdsUnknown, isUnknown, knownIds, unknownValue } from "./unknown";
 export { inNamespace };
 
 export type CheckFailure = pulumi.dynamic.CheckFailure;
@@ -66,44 +59,6 @@ export class ProviderContext {
    */
   get requireNoBlockedRuns(): boolean {
     return (this.stackConfig?.get("requireNoBlockedRuns") ?? process.env.TFE_REQUIRE_NO_BLOCKED_RUNS) === "true";
-  }
-
-  /**
-   * Whom `change` would block (impact.ts), within one budget for the whole operation: every resource of a preview
-   * draws on `tfe:impactRequestBudget`, and a workspace's runs are read once however many resources ask.
-   */
-  async readImpact(change: StricterChange): Promise<Impact> {
-    const settings = this.impactSettings;
-    const impact = await readImpact(
-      this.client,
-      change,
-      {
-        ...settings,
-        requestBudget: Math.max(0, settings.requestBudget - operationReads.spent),
-        now: operationReads.now,
-      },
-      {
-        cache: operationReads.cache,
-        budgetSaid: `the budget of ${settings.requestBudget} requests this preview shares (tfe:impactRequestBudget)`,
-      },
-    );
-    operationReads.spent += impact.requests;
-    return impact;
-  }
-
-  /**
-   * Whom a stricter change would block, said under the resource: a warning where it would have blocked a run, else
-   * information. With `requireNoBlockedRuns` it is a refusal instead, also where the reads did not finish (they
-   * cannot show that no run would be blocked), unless the resource approves with `allowStricter`.
-   */
-  async sayImpact(urn: unknown, message: string, impact: Impact, approved: boolean): Promise<void> {
-    if (this.requireNoBlockedRuns && !approved && (impact.blocked.length > 0 || impact.notRead.length > 0)) {
-      throw new GovernanceRefusal(
-        `${message}. tfe:requireNoBlockedRuns refuses a stricter change that ${impact.blocked.length > 0 ? "would have blocked recent runs" : "it could not judge whole"}: ` +
-          "set allowStricter: true on this resource to approve it, or raise tfe:impactRequestBudget to read further",
-      );
-    }
-    await (impact.blocked.length > 0 ? this.warn(urn, message) : this.info(urn, message));
   }
 
   /**
@@ -518,12 +473,6 @@ export function warnOnce(key: string, message: string): void {
 
 /** One per process: a provider process serves one `pulumi` command, for every resource type. */
 const sharedFailureReport = new FailureReport();
-
-/**
- * The reads of whom a stricter change would block, for every resource of the process's operation: one window (its
- * end fixed at the start), one cache, one budget.
- */
-const operationReads = { now: new Date(), cache: new ResultsCache(), spent: 0 };
 
 /** What every provider of this library starts from: its context, configured by the engine. */
 export abstract class ContextProvider {

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { noReach, ResultsCache, readImpact, type StricterChange } from "../../src/resources/impact";
 import { ProviderContext } from "../../src/resources/provider-context";
+import { readImpactOnce } from "../../src/resources/stricter-changes";
 import { useSeededServer } from "../seeded-server";
 
 // One operation's reads of whom a stricter change would block, over HTTP against the local server: a workspace's
@@ -51,12 +52,12 @@ describe("the reads of one operation", () => {
     try {
       const context = new ProviderContext();
       context.useClient(seeded.client);
-      const first = await context.readImpact(raise("require-tags"));
+      const first = await readImpactOnce(context, raise("require-tags"));
       expect(first.read).toBeGreaterThan(0);
-      const second = await context.readImpact(raise("other-policy"));
+      const second = await readImpactOnce(context, raise("other-policy"));
       expect(second.requests).toBe(0);
       // Past the budget, what the first read is still taken, at no cost: the same runs judged for another policy.
-      const third = await context.readImpact(raise("restrict-regions"));
+      const third = await readImpactOnce(context, raise("restrict-regions"));
       expect([third.requests, third.read, third.blocked.length]).toEqual([0, first.read, first.blocked.length]);
       expect(second.notRead).toEqual([
         "3 workspaces past the budget of 8 requests this preview shares (tfe:impactRequestBudget); run " +

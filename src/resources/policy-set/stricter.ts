@@ -1,6 +1,7 @@
 import { enforcementStrength, type PolicySetKind } from "../../contract/policies";
 import { blocks, describeImpact, type Reach, unjudged } from "../impact";
-import { isUnknown, type ProviderContext } from "../provider-context";
+import { holdsUnknown, isUnknown, knownIds, type ProviderContext } from "../provider-context";
+import { readImpactOnce, sayImpact } from "../stricter-changes";
 import type { PolicySetInputs, PolicySetOutputs } from "./properties";
 
 // A set made stricter, said under the resource before it is applied (impact.ts): a level raised in its folder, a
@@ -9,31 +10,26 @@ import type { PolicySetInputs, PolicySetOutputs } from "./properties";
 // of the set to the workspaces it newly reaches. Reads only; a failure to read is said, never thrown.
 
 const scopeLists = ["workspaceIds", "projectIds", "excludedWorkspaceIds", "excludedProjectIds"] as const;
-const known = (values: unknown): string[] =>
-  (Array.isArray(values) ? values : []).filter((id): id is string => typeof id === "string" && !isUnknown(id));
 
 /** The scope a set declares or holds; undefined where part of it is not known until apply. */
 function reachOf(props: Partial<Record<keyof PolicySetOutputs, unknown>>): Reach | undefined {
   if (isUnknown(props.global)) return undefined;
-  for (const list of scopeLists) {
-    const value = props[list];
-    if (isUnknown(value) || (Array.isArray(value) && value.some((id) => isUnknown(id)))) return undefined;
-  }
+  if (scopeLists.some((list) => holdsUnknown(props[list]))) return undefined;
   return {
     global: props.global === true,
-    workspaceIds: known(props.workspaceIds),
-    projectIds: known(props.projectIds),
-    excludedWorkspaceIds: known(props.excludedWorkspaceIds),
-    excludedProjectIds: known(props.excludedProjectIds),
+    workspaceIds: knownIds(props.workspaceIds),
+    projectIds: knownIds(props.projectIds),
+    excludedWorkspaceIds: knownIds(props.excludedWorkspaceIds),
+    excludedProjectIds: knownIds(props.excludedProjectIds),
   };
 }
 
 /** Whether `after` may reach a workspace `before` did not: the pure test that spends no request when it says no. */
 export function widens(before: Reach, after: Reach): boolean {
   const added = (list: "workspaceIds" | "projectIds") =>
-    known(after[list]).some((id) => !known(before[list]).includes(id));
+    knownIds(after[list]).some((id) => !knownIds(before[list]).includes(id));
   const lifted = (list: "excludedWorkspaceIds" | "excludedProjectIds") =>
-    known(before[list]).some((id) => !known(after[list]).includes(id));
+    knownIds(before[list]).some((id) => !knownIds(after[list]).includes(id));
   const exclusionLifted = lifted("excludedWorkspaceIds") || lifted("excludedProjectIds");
   if (after.global) return !before.global || exclusionLifted;
   return !before.global && (added("workspaceIds") || added("projectIds") || exclusionLifted);
@@ -77,7 +73,7 @@ export async function sayWhomSetBlocks(
       ...(folderBefore[name] !== undefined ? { was: folderBefore[name] } : {}),
     }));
   const widened = before !== undefined && after !== undefined && widens(before, after);
-  const declaredAdded = known(news.policyIds).filter((id) => !known(olds?.policyIds).includes(id));
+  const declaredAdded = knownIds(news.policyIds).filter((id) => !knownIds(olds?.policyIds).includes(id));
   // The set's members on the service are read only where they matter: a member declared anew may have joined
   // from the policy's side already, and a widened scope brings every member to new workspaces.
   const notRead: string[] = [];
@@ -90,7 +86,7 @@ export async function sayWhomSetBlocks(
           })
         )?.policyIds ?? [])
       : [];
-  const members = [...new Set([...known(news.policyIds), ...onService])];
+  const members = [...new Set([...knownIds(news.policyIds), ...onService])];
   const addedIds = declaredAdded.filter((id) => !onService.includes(id));
   const scopeUnknown = after === undefined && (raised.length > 0 || addedIds.length > 0 || olds !== undefined);
   if (raised.length === 0 && addedIds.length === 0 && !widened && !scopeUnknown) return;
@@ -98,7 +94,8 @@ export async function sayWhomSetBlocks(
   const approved = news.allowStricter === true;
   // What cannot be judged is said as such, and a stack that refuses what it cannot judge refuses it.
   const cannotJudge = (why: string) =>
-    context.sayImpact(
+    sayImpact(
+      context,
       urn,
       `${subject}: whom it would block is not read: ${why}`,
       unjudged(settings.windowDays, why),
@@ -119,14 +116,15 @@ export async function sayWhomSetBlocks(
   }
   const stricter = [...raised, ...addedIds.flatMap((id) => levels.get(id) ?? [])];
   if (stricter.length > 0) {
-    const impact = await context.readImpact({
+    const impact = await readImpactOnce(context, {
       organization: news.organization,
       kind,
       policies: stricter,
       reach: [after],
     });
     impact.notRead.unshift(...notRead.splice(0));
-    await context.sayImpact(
+    await sayImpact(
+      context,
       urn,
       describeImpact(
         `${subject} with ${stricter.map((policy) => shown(policy, olds === undefined)).join(", ")}`,
@@ -152,7 +150,7 @@ export async function sayWhomSetBlocks(
       await context.info(urn, `${subject} widened holds no blocking policy: it blocks no run more`);
     return;
   }
-  const impact = await context.readImpact({
+  const impact = await readImpactOnce(context, {
     organization: news.organization,
     kind,
     policies: newlyThere,
@@ -161,5 +159,5 @@ export async function sayWhomSetBlocks(
   });
   impact.notRead.unshift(...notRead);
   const listed = newlyThere.map((policy) => `${policy.name} at ${policy.level}`).join(", ");
-  await context.sayImpact(urn, describeImpact(`${subject} widened (${listed})`, impact), impact, approved);
+  await sayImpact(context, urn, describeImpact(`${subject} widened (${listed})`, impact), impact, approved);
 }

@@ -1,6 +1,7 @@
 import { enforcementStrength } from "../../contract/policies";
 import { blocks, describeImpact, reachOfSets, unjudged } from "../impact";
-import { isUnknown, type ProviderContext } from "../provider-context";
+import { holdsUnknown, knownIds, type ProviderContext } from "../provider-context";
+import { readImpactOnce, sayImpact } from "../stricter-changes";
 import type { PolicyInputs, PolicyOutputs } from "./properties";
 
 /**
@@ -16,22 +17,20 @@ export async function sayWhomItBlocks(
 ): Promise<void> {
   const after = news.enforcementLevel;
   if (context.impactSettings.windowDays === 0 || !blocks(news.kind, after)) return;
-  const setsUnknown =
-    isUnknown(news.policySetIds) || (Array.isArray(news.policySetIds) && news.policySetIds.some((id) => isUnknown(id)));
-  const known = (ids: unknown) =>
-    (Array.isArray(ids) ? ids : []).filter((id): id is string => typeof id === "string" && !isUnknown(id));
+  const setsUnknown = holdsUnknown(news.policySetIds);
   const stronger =
     olds !== undefined &&
     (enforcementStrength(news.kind, after) ?? 0) >
       (enforcementStrength(olds.kind, olds.enforcementLevel) ?? Number.MAX_VALUE);
   // A raised level (or a new policy) reaches every workspace of the policy's sets; a set joined, its own.
-  const joined = known(news.policySetIds).filter((id) => !known(olds?.policySetIds).includes(id));
+  const joined = knownIds(news.policySetIds).filter((id) => !knownIds(olds?.policySetIds).includes(id));
   const urn = (news as unknown as Record<string, unknown>).__urn;
   if (setsUnknown) {
     // Sets made in the same update: their scope is read at the next preview, not this one; said, not guessed.
     if (olds === undefined || stronger) {
       const why = "its policy sets are not known until apply";
-      await context.sayImpact(
+      await sayImpact(
+        context,
         urn,
         `${olds === undefined ? "new " : ""}policy "${news.name}" at ${after}: whom it would block is not read: ${why}`,
         unjudged(context.impactSettings.windowDays, why),
@@ -41,7 +40,7 @@ export async function sayWhomItBlocks(
     return;
   }
   if (olds !== undefined && !stronger && joined.length === 0) return;
-  const setIds = olds === undefined || stronger ? known(news.policySetIds) : joined;
+  const setIds = olds === undefined || stronger ? knownIds(news.policySetIds) : joined;
   const subject =
     olds === undefined
       ? `new policy "${news.name}"`
@@ -54,12 +53,12 @@ export async function sayWhomItBlocks(
     return;
   }
   const sets = await reachOfSets(setIds, (id) => context.policySetOf(id));
-  const impact = await context.readImpact({
+  const impact = await readImpactOnce(context, {
     organization: news.organization,
     kind: news.kind,
     policies: [{ name: news.name, level: after }],
     reach: sets.reach,
   });
   impact.notRead.unshift(...sets.notRead);
-  await context.sayImpact(urn, describeImpact(`${subject} at ${after}`, impact), impact, news.allowStricter === true);
+  await sayImpact(context, urn, describeImpact(`${subject} at ${after}`, impact), impact, news.allowStricter === true);
 }
