@@ -42,9 +42,25 @@ export interface PolicyResult {
    * Terraform policy's own (`advisory`, `mandatory_overridable`, `mandatory`).
    */
   level: string;
-  /** `passed`, `failed` or `errored`; another value as the service sent it. */
+  /** `passed`, `failed` or `errored` (Terraform policy: also `unknown`); another value as the service sent it. */
   status: string;
+  /**
+   * Whether a user overrode what recorded it (the task stage's evaluation, the policy check, the Terraform policy
+   * evaluation): a failure at an overridable level that the run went on past.
+   */
+  overridden: boolean;
+  /** Terraform policy: the file the policy is in, and each enforce block's declaration its diagnostics name. */
+  fileName?: string;
+  declarations?: string[];
 }
+
+/** Whether an evaluation (or a policy check) says a user overrode it: its status, or when it was overridden. */
+const overriddenPart = (attributes: { status?: string | null; "status-timestamps"?: unknown } | null | undefined) =>
+  attributes?.status === "overridden" ||
+  (typeof attributes?.["status-timestamps"] === "object" &&
+    attributes["status-timestamps"] !== null &&
+    "overridden-at" in attributes["status-timestamps"] &&
+    Boolean((attributes["status-timestamps"] as Record<string, unknown>)["overridden-at"]));
 
 type Json<S extends z.ZodType> = z.output<S>;
 
@@ -54,7 +70,8 @@ export class RunsApi {
 
   /**
    * The workspace's runs created at or after `since`, newest first: pages are read until one holds an older run (the
-   * service lists runs newest first), so a window costs the pages it spans, not the workspace's whole history.
+   * service lists runs newest first), so a window costs the pages it spans, not the workspace's whole history. The
+   * page that holds the first older run is read to its end: two runs of one second may come in either order.
    */
   async *since(workspaceId: string, since: Date, pageSize = maxPageSize): AsyncGenerator<Run> {
     const path = `/api/v2/workspaces/${pathSegment("workspaceId", workspaceId)}/runs`;
@@ -65,26 +82,45 @@ export class RunsApi {
         query: { "page[number]": String(pageNumber), "page[size]": String(pageSize) },
         schema: lenientRunListDocument,
       });
+      let older = false;
       for (const item of response.data) {
         const run = runOf(item);
-        if (run.createdAt < since) return;
-        yield run;
+        if (run.createdAt < since) older = true;
+        else yield run;
       }
       const next = toPagination(response.meta?.pagination, response.data.length).nextPage;
-      pageNumber = next !== null && next > pageNumber ? next : null;
+      pageNumber = !older && next !== null && next > pageNumber ? next : null;
     }
   }
 
   /**
    * Every policy result `run` recorded: its task stages' outcomes, its policy checks, its Terraform policy outcomes.
-   * With `advisoryFailuresOnly`, an evaluation whose counts say no advisory result failed is not opened (one request
-   * less each): what a reader of whom a raise would block needs, once it knows the policy ran there.
+   * With `wentOnOnly`, an evaluation that cannot hold a result the run went on past (its counts say no advisory
+   * result failed or errored and nothing came back unknown, and nobody overrode it) is not opened (one request less
+   * each): what a reader of whom a stricter level would stop needs, once it knows the policy ran there.
    */
-  async policyResults(run: Run, options: { advisoryFailuresOnly?: boolean } = {}): Promise<PolicyResult[]> {
+  async policyResults(run: Run, options: { wentOnOnly?: boolean } = {}): Promise<PolicyResult[]> {
     // The counts may be missing from an answer: then the outcomes are read.
     const skipped = (evaluation: {
-      attributes?: { "result-count"?: { "advisory-failed"?: number | null } | null } | null;
-    }) => options.advisoryFailuresOnly === true && evaluation.attributes?.["result-count"]?.["advisory-failed"] === 0;
+      attributes?: {
+        status?: string | null;
+        "status-timestamps"?: unknown;
+        "result-count"?: {
+          "advisory-failed"?: number | null;
+          errored?: number | null;
+          unknown?: number | null;
+        } | null;
+      } | null;
+    }) => {
+      const count = evaluation.attributes?.["result-count"];
+      return (
+        options.wentOnOnly === true &&
+        count?.["advisory-failed"] === 0 &&
+        count.errored === 0 &&
+        (count.unknown ?? 0) === 0 &&
+        !overriddenPart(evaluation.attributes)
+      );
+    };
     const results: PolicyResult[] = [];
     for (const stageId of run.taskStageIds ?? (await this.taskStageIds(run.id))) {
       for (const evaluation of await this.all(
@@ -93,6 +129,7 @@ export class RunsApi {
       )) {
         if (skipped(evaluation)) continue;
         const kind = evaluation.attributes["policy-kind"] === "opa" ? "opa" : "sentinel";
+        const overridden = overriddenPart(evaluation.attributes);
         for (const outcome of await this.all(
           `/api/v2/policy-evaluations/${pathSegment("policyEvaluationId", evaluation.id)}/policy-set-outcomes`,
           lenientPolicySetOutcomeListDocument,
@@ -106,6 +143,7 @@ export class RunsApi {
               policy: result.policy_name ?? "",
               level: result.enforcement_level ?? "",
               status: result.status ?? "",
+              overridden,
             });
           }
         }
@@ -116,6 +154,7 @@ export class RunsApi {
         `/api/v2/runs/${pathSegment("runId", run.id)}/policy-checks`,
         lenientPolicyCheckListDocument,
       )) {
+        const overridden = overriddenPart(check.attributes);
         for (const [set, data] of Object.entries(check.attributes.result?.sentinel?.data ?? {})) {
           for (const policy of data.policies ?? []) {
             results.push({
@@ -127,6 +166,7 @@ export class RunsApi {
               policy: policy.policy.startsWith(`${set}/`) ? policy.policy.slice(set.length + 1) : policy.policy,
               level: policy["allowed-failure"] ? "advisory" : "mandatory",
               status: policy.error ? "errored" : policy.result ? "passed" : "failed",
+              overridden,
             });
           }
         }
@@ -138,6 +178,7 @@ export class RunsApi {
         lenientTfPolicyEvaluationListDocument,
       )) {
         if (skipped(evaluation)) continue;
+        const overridden = overriddenPart(evaluation.attributes);
         for (const outcome of await this.all(
           `/api/v2/tf-policy-evaluations/${pathSegment("tfPolicyEvaluationId", evaluation.id)}/tf-policy-set-outcomes`,
           lenientTfPolicySetOutcomeListDocument,
@@ -151,6 +192,11 @@ export class RunsApi {
               policy: result.policy_name ?? "",
               level: result.enforcement_level ?? "",
               status: result.status ?? "",
+              overridden,
+              fileName: result.file_name ?? "",
+              declarations: (result.diagnostics ?? []).flatMap((diagnostic) =>
+                diagnostic.context ? [diagnostic.context] : [],
+              ),
             });
           }
         }

@@ -91,6 +91,8 @@ export const policyEvaluationListDocument = listDocument(policyEvaluationResourc
 
 /** A policy's result in an outcome: what each framework reports, status `passed`, `failed` or `errored`. */
 export const policyResultStatuses = ["passed", "failed", "errored"] as const;
+/** Terraform policy's results may also be `unknown` (a value the plan does not know yet). */
+export const tfPolicyResultStatuses = [...policyResultStatuses, "unknown"] as const;
 
 export const policySetOutcomeResource = z.strictObject({
   id: z.string().regex(/^psout-[A-Za-z0-9]+$/),
@@ -149,6 +151,11 @@ export const policyCheckResource = z.strictObject({
     }),
     scope: z.enum(["organization", "workspace"]),
     status: z.enum(["passed", "soft_failed", "hard_failed", "overridden", "errored"]),
+    /** When the check reached each status it passed through: `overridden-at` once a user overrode it. */
+    "status-timestamps": z.partialRecord(
+      z.enum(["queued-at", "passed-at", "soft-failed-at", "hard-failed-at", "overridden-at", "errored-at"]),
+      z.iso.datetime(),
+    ),
   }),
   relationships: z.strictObject({ run: relationshipOne("runs") }),
 });
@@ -174,16 +181,21 @@ export const tfPolicySetOutcomeResource = z.strictObject({
     outcomes: z.array(
       z.strictObject({
         enforcement_level: z.enum(["advisory", "mandatory_overridable", "mandatory"]),
-        status: z.enum(policyResultStatuses),
+        status: z.enum(tfPolicyResultStatuses),
         description: z.string(),
         file_name: z.string(),
         policy_name: z.string(),
+        /** Grouped by enforce block; `context` is the block's declaration (`resource_policy "aws_s3_bucket" "x"`). */
+        diagnostics: z.array(
+          z.strictObject({ context: z.string(), summary: z.string(), code: z.string(), start_line: z.number().int() }),
+        ),
       }),
     ),
     error: z.string().nullable(),
+    overridable: z.boolean(),
     "policy-set-name": z.string(),
     "policy-set-description": z.string().nullable(),
-    result_count: resultCount,
+    "result-count": resultCount.extend({ unknown: z.number().int().nonnegative() }),
   }),
   relationships: z.strictObject({ "tf-policy-evaluation": relationshipOne("tf-policy-evaluations") }),
 });
@@ -223,18 +235,39 @@ export const lenientTaskStageListDocument = lenientList(
     relationships: z.object({ "policy-evaluations": lenientIds }).passthrough().nullish(),
   }),
 );
-/** An evaluation's counts: where it says no advisory result failed, its outcomes can hold no run a raise would block. */
-const lenientResultCount = z.object({ "advisory-failed": z.number().nullish() }).passthrough().nullish();
+/**
+ * An evaluation's counts and status: where they say no advisory result failed or errored, nothing errored or came
+ * back unknown, and nobody overrode it, its outcomes hold no run that a stricter level would stop.
+ */
+const lenientResultCount = z
+  .object({
+    "advisory-failed": z.number().nullish(),
+    errored: z.number().nullish(),
+    unknown: z.number().nullish(),
+  })
+  .passthrough()
+  .nullish();
+const lenientStatusTimestamps = z.record(z.string(), z.unknown()).nullish();
 export const lenientPolicyEvaluationListDocument = lenientList(
   z.object({
     id: z.string(),
-    attributes: z.object({ "policy-kind": z.string().nullish(), "result-count": lenientResultCount }).passthrough(),
+    attributes: z
+      .object({
+        "policy-kind": z.string().nullish(),
+        status: z.string().nullish(),
+        "result-count": lenientResultCount,
+        "status-timestamps": lenientStatusTimestamps,
+      })
+      .passthrough(),
   }),
 );
 const lenientOutcome = z.object({
   enforcement_level: z.string().nullish(),
   status: z.string().nullish(),
   policy_name: z.string().nullish(),
+  /** Terraform policy: the policy's file, and each enforce block's declaration. */
+  file_name: z.string().nullish(),
+  diagnostics: z.array(z.object({ context: z.string().nullish() }).passthrough()).nullish(),
 });
 export const lenientPolicySetOutcomeListDocument = lenientList(
   z.object({
@@ -249,6 +282,8 @@ export const lenientPolicyCheckListDocument = lenientList(
   z.object({
     id: z.string(),
     attributes: z.object({
+      status: z.string().nullish(),
+      "status-timestamps": lenientStatusTimestamps,
       result: z
         .object({
           sentinel: z
@@ -278,6 +313,16 @@ export const lenientPolicyCheckListDocument = lenientList(
   }),
 );
 export const lenientTfPolicyEvaluationListDocument = lenientList(
-  z.object({ id: z.string(), attributes: z.object({ "result-count": lenientResultCount }).passthrough().nullish() }),
+  z.object({
+    id: z.string(),
+    attributes: z
+      .object({
+        status: z.string().nullish(),
+        "result-count": lenientResultCount,
+        "status-timestamps": lenientStatusTimestamps,
+      })
+      .passthrough()
+      .nullish(),
+  }),
 );
 export const lenientTfPolicySetOutcomeListDocument = lenientPolicySetOutcomeListDocument;

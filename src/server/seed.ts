@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { policySetKinds } from "../contract/policies";
-import { policyResultStatuses, runStatuses } from "../contract/runs";
+import { runStatuses, tfPolicyResultStatuses } from "../contract/runs";
 import { invalidDocument, issueMessages } from "./errors";
 import type { Storage } from "./storage";
 
@@ -98,6 +98,12 @@ export const seedSchema = z.strictObject({
           daysAgo: z.number().nonnegative().optional(),
           status: z.enum(runStatuses).default("applied"),
           message: z.string().default("Triggered via API"),
+          /**
+           * A user overrode the run's failures at overridable levels (soft-mandatory, mandatory_overridable, an
+           * overridable OPA set's mandatory), and it went on: its task stage, evaluations, policy check and
+           * Terraform policy evaluation say `overridden`.
+           */
+          overridden: z.boolean().default(false),
           policyResults: z
             .array(
               z
@@ -107,10 +113,16 @@ export const seedSchema = z.strictObject({
                   policySet: name,
                   policy: name,
                   level: name,
-                  status: z.enum(policyResultStatuses),
+                  /** `unknown` is Terraform policy's alone. */
+                  status: z.enum(tfPolicyResultStatuses),
+                  /** Terraform policy: the file that holds the policy (`<policy>.policy.hcl` where not given). */
+                  fileName: name.optional(),
                 })
                 .refine((result) => result.via === "task-stage" || result.kind === "sentinel", {
                   message: 'via "policy-check" is for Sentinel results only',
+                })
+                .refine((result) => result.status !== "unknown" || result.kind === "tfpolicy", {
+                  message: 'status "unknown" is for Terraform policy results only',
                 }),
             )
             .default([]),

@@ -69,6 +69,7 @@ describe("runs and their policy results", () => {
         policy: "require-tags",
         level: "advisory",
         status: "failed",
+        overridden: false,
       },
       {
         kind: "sentinel",
@@ -77,6 +78,7 @@ describe("runs and their policy results", () => {
         policy: "restrict-regions",
         level: "mandatory",
         status: "passed",
+        overridden: false,
       },
       {
         kind: "opa",
@@ -85,6 +87,7 @@ describe("runs and their policy results", () => {
         policy: "deny-public",
         level: "mandatory",
         status: "passed",
+        overridden: false,
       },
       {
         kind: "sentinel",
@@ -93,6 +96,7 @@ describe("runs and their policy results", () => {
         policy: "old-rule",
         level: "mandatory",
         status: "failed",
+        overridden: false,
       },
       {
         kind: "tfpolicy",
@@ -101,17 +105,20 @@ describe("runs and their policy results", () => {
         policy: "s3-encrypted",
         level: "mandatory_overridable",
         status: "failed",
+        overridden: false,
+        fileName: "s3-encrypted.policy.hcl",
+        declarations: [],
       },
     ]);
   });
 
-  it("opens only the evaluations whose counts show an advisory failure, when asked to", async () => {
+  it("opens only the evaluations that may hold a result the run went on past, when asked to", async () => {
     const runs = [];
     for await (const run of client.runs.since("ws-production0000001", new Date(0))) runs.push(run);
     const run = runs[0] as (typeof runs)[number];
-    const sent = async (advisoryFailuresOnly: boolean) => {
+    const sent = async (wentOnOnly: boolean) => {
       const before = server.requestLog.entries().length;
-      const results = await client.runs.policyResults(run, { advisoryFailuresOnly });
+      const results = await client.runs.policyResults(run, { wentOnOnly });
       return { requests: server.requestLog.entries().length - before, results };
     };
     const whole = await sent(false);
@@ -123,6 +130,88 @@ describe("runs and their policy results", () => {
       "policy-check old-rule",
     ]);
     expect(whole.requests - failures.requests).toBe(2);
+  });
+
+  it("says which results a user overrode, however the run recorded them, and opens an overridden evaluation", async () => {
+    const overridden = await startServer({
+      seed: {
+        ...seed,
+        runs: [
+          {
+            id: "run-overridden0001",
+            workspace: "ws-production0000001",
+            createdAt: new Date(now).toISOString(),
+            overridden: true,
+            policyResults: [
+              { policySet: "baseline", policy: "soft-rule", level: "soft-mandatory", status: "failed" as const },
+              {
+                via: "policy-check" as const,
+                policySet: "legacy",
+                policy: "old-rule",
+                level: "soft-mandatory",
+                status: "failed" as const,
+              },
+              {
+                kind: "tfpolicy" as const,
+                policySet: "tf-rules",
+                policy: "resource_policy.aws_s3_bucket.encrypted",
+                fileName: "s3.policy.hcl",
+                level: "mandatory_overridable",
+                status: "failed" as const,
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const reader = new TfeClient({ address: overridden.url, token, rateLimit: false });
+    try {
+      const runs = [];
+      for await (const run of reader.runs.since("ws-production0000001", new Date(now - day))) runs.push(run);
+      const run = runs.find((each) => each.id === "run-overridden0001") as (typeof runs)[number];
+      // No advisory failure in any count: only the override makes these evaluations worth opening.
+      const results = await reader.runs.policyResults(run, { wentOnOnly: true });
+      expect(results.map((result) => [result.recordedBy, result.policy, result.level, result.overridden])).toEqual([
+        ["task-stage", "soft-rule", "mandatory", true],
+        ["policy-check", "old-rule", "mandatory", true],
+        ["tf-policy-evaluation", "resource_policy.aws_s3_bucket.encrypted", "mandatory_overridable", true],
+      ]);
+      expect(results[2]).toMatchObject({
+        fileName: "s3.policy.hcl",
+        declarations: ['resource_policy "aws_s3_bucket" "encrypted"'],
+      });
+    } finally {
+      await reader.close();
+      await overridden.close();
+    }
+  });
+
+  it("orders runs by the time they name, so that two runs of one second never cross a window's edge", async () => {
+    // The same second, written with and without its fraction: as text, "...:00Z" sorts after "...:00.500Z".
+    const edge = await startServer({
+      seed: {
+        ...seed,
+        runs: [
+          { id: "run-edgeEarly00001", workspace: "ws-staging000000001", createdAt: "2026-11-27T12:00:00Z" },
+          { id: "run-edgeLate000001", workspace: "ws-staging000000001", createdAt: "2026-11-27T12:00:00.500Z" },
+          { id: "run-edgeOlder00001", workspace: "ws-staging000000001", createdAt: "2026-11-27T11:59:59.900Z" },
+        ],
+      },
+    });
+    const reader = new TfeClient({ address: edge.url, token, rateLimit: false });
+    try {
+      const runs = [];
+      for await (const run of reader.runs.since("ws-staging000000001", new Date("2026-11-27T12:00:00.250Z"), 1)) {
+        runs.push(run.id);
+      }
+      expect(runs).toEqual(["run-edgeLate000001"]);
+      const all = [];
+      for await (const run of reader.runs.since("ws-staging000000001", new Date(0))) all.push(run.id);
+      expect(all).toEqual(["run-edgeLate000001", "run-edgeEarly00001", "run-edgeOlder00001"]);
+    } finally {
+      await reader.close();
+      await edge.close();
+    }
   });
 
   it("takes the seed of runs docs/local-server.md shows", () => {

@@ -45,6 +45,8 @@ function bySet(results: PolicyResultRecord[]): [string, PolicyResultRecord[]][] 
   return [...sets];
 }
 
+const unknownCount = (results: PolicyResultRecord[]) => results.filter((result) => result.status === "unknown").length;
+
 function counts(results: PolicyResultRecord[]) {
   const failed = (mandatory: boolean) =>
     results.filter((result) => result.status === "failed" && (result.level === "advisory") !== mandatory).length;
@@ -56,12 +58,25 @@ function counts(results: PolicyResultRecord[]) {
   };
 }
 
+/** What stopped the run, if anything: an error, a failure at a level that is not advisory; none of it once overridden. */
 const outcomeStatus = (results: PolicyResultRecord[]) =>
   results.some((result) => result.status === "errored")
     ? "errored"
     : results.some((result) => result.status === "failed" && result.level !== "advisory")
       ? "failed"
       : "passed";
+
+/** A part of `run` that reports `results`: `overridden` where it stopped the run and a user let the run go on. */
+const partStatus = (run: RunRecord, results: PolicyResultRecord[]) => {
+  const status = outcomeStatus(results);
+  return run.overridden && status !== "passed" ? "overridden" : status;
+};
+
+/** A Terraform policy block's declaration, as a diagnostic's `context` gives it, where `policy` is its address. */
+function declarationOf(policy: string): string | undefined {
+  const match = /^(resource_policy|provider_policy|module_policy)\.([^.]+)\.([^.]+)$/.exec(policy);
+  return match ? `${match[1]} "${match[2]}" "${match[3]}"` : undefined;
+}
 
 /** A run's page, its task stage, evaluations and outcomes: each document of contract/runs.ts. */
 const documents = {
@@ -97,7 +112,7 @@ const documents = {
       type: "task-stages" as const,
       attributes: {
         stage: "post_plan" as const,
-        status: outcomeStatus(taskStageResults(run)) as "passed" | "failed" | "errored",
+        status: partStatus(run, taskStageResults(run)),
         "created-at": run.createdAt,
       },
       relationships: {
@@ -117,7 +132,7 @@ const documents = {
       id: `poleval-${suffixOf(run.id)}${frameworkLetter[kind]}`,
       type: "policy-evaluations" as const,
       attributes: {
-        status: outcomeStatus(results) as "passed" | "failed" | "errored",
+        status: partStatus(run, results),
         "policy-kind": kind,
         "result-count": counts(results),
         "created-at": run.createdAt,
@@ -171,6 +186,8 @@ const documents = {
       ]),
     );
     const [hard, soft, advisory] = [failed("hard-mandatory"), failed("soft-mandatory"), failed("advisory")];
+    // An error at a level that is not advisory stops the run as a failure would.
+    const errored = results.filter((result) => result.status === "errored" && result.level !== "advisory").length;
     return {
       id: `polchk-${suffixOf(run.id)}`,
       type: "policy-checks" as const,
@@ -186,7 +203,25 @@ const documents = {
           sentinel: { "schema-version": "1.0.0" as const, data },
         },
         scope: "organization" as const,
-        status: (hard > 0 ? "hard_failed" : soft > 0 ? "soft_failed" : "passed") as "passed",
+        status: (errored > 0
+          ? "errored"
+          : hard > 0
+            ? "hard_failed"
+            : soft > 0
+              ? run.overridden
+                ? "overridden"
+                : "soft_failed"
+              : "passed") as "passed" | "soft_failed" | "hard_failed" | "overridden" | "errored",
+        "status-timestamps": {
+          "queued-at": run.createdAt,
+          ...(errored > 0
+            ? { "errored-at": run.createdAt }
+            : hard > 0
+              ? { "hard-failed-at": run.createdAt }
+              : soft > 0
+                ? { "soft-failed-at": run.createdAt, ...(run.overridden ? { "overridden-at": run.createdAt } : {}) }
+                : { "passed-at": run.createdAt }),
+        },
       },
       relationships: { run: { data: { id: run.id, type: "runs" as const } } },
     };
@@ -198,9 +233,9 @@ const documents = {
       id: `tfpe-${suffixOf(run.id)}`,
       type: "tf-policy-evaluations" as const,
       attributes: {
-        status: outcomeStatus(results) as "passed" | "failed" | "errored",
+        status: partStatus(run, results),
         "stage-type": "Plan" as const,
-        "result-count": { ...counts(results), unknown: 0 },
+        "result-count": { ...counts(results), unknown: unknownCount(results) },
         "organized-log": true,
       },
       relationships: {
@@ -219,17 +254,25 @@ const documents = {
       id: `tfpso-${suffixOf(run.id)}${index3(index)}`,
       type: "tf-policy-set-outcomes" as const,
       attributes: {
-        outcomes: results.map((result) => ({
-          enforcement_level: result.level as "advisory" | "mandatory_overridable" | "mandatory",
-          status: result.status,
-          description: "",
-          file_name: `${result.policy}.policy.hcl`,
-          policy_name: result.policy,
-        })),
+        outcomes: results.map((result) => {
+          const declaration = declarationOf(result.policy);
+          return {
+            enforcement_level: result.level as "advisory" | "mandatory_overridable" | "mandatory",
+            status: result.status,
+            description: "",
+            file_name: result.fileName ?? `${result.policy}.policy.hcl`,
+            policy_name: result.policy,
+            diagnostics:
+              declaration && result.status === "failed"
+                ? [{ context: declaration, summary: declaration, code: "", start_line: 1 }]
+                : [],
+          };
+        }),
         error: null,
+        overridable: results.some((result) => result.level === "mandatory_overridable"),
         "policy-set-name": set,
         "policy-set-description": null,
-        result_count: counts(results),
+        "result-count": { ...counts(results), unknown: unknownCount(results) },
       },
       relationships: {
         "tf-policy-evaluation": { data: { id: `tfpe-${suffixOf(run.id)}`, type: "tf-policy-evaluations" as const } },

@@ -81,7 +81,8 @@ CREATE TABLE IF NOT EXISTS runs (
   created_at TEXT NOT NULL,
   status TEXT NOT NULL,
   message TEXT NOT NULL,
-  results TEXT NOT NULL);
+  results TEXT NOT NULL,
+  overridden INTEGER NOT NULL DEFAULT 0);
 `;
 
 const addedPolicySetColumns: Record<string, string> = {
@@ -126,6 +127,8 @@ export class Database {
     this.addMissingColumns("vcs_repositories", { organizations: "TEXT" });
     // NULL: a workspace in no project (every workspace a server before this one seeded).
     this.addMissingColumns("workspaces", { project_id: "TEXT" });
+    // 0: a run nobody overrode (every run a server before this one seeded).
+    this.addMissingColumns("runs", { overridden: "INTEGER NOT NULL DEFAULT 0" });
     // Servers before this one left a row behind at every re-deprecation and reinstatement.
     this.db.exec(
       "DELETE FROM deprecations WHERE id NOT IN (SELECT deprecation_id FROM module_versions WHERE deprecation_id IS NOT NULL)",

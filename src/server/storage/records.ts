@@ -106,7 +106,9 @@ export interface PolicyResultRecord {
   /** As the framework reports it: sentinel `advisory`, `soft-mandatory`, `hard-mandatory`; OPA `advisory`,
    * `mandatory`; Terraform policy `advisory`, `mandatory_overridable`, `mandatory`. */
   level: string;
-  status: "passed" | "failed" | "errored";
+  status: "passed" | "failed" | "errored" | "unknown";
+  /** Terraform policy: the file that holds the policy; `<policy>.policy.hcl` where the seed names none. */
+  fileName?: string;
 }
 
 export interface RunRecord {
@@ -116,6 +118,11 @@ export interface RunRecord {
   status: string;
   message: string;
   results: PolicyResultRecord[];
+  /**
+   * A user overrode the run's failures at overridable levels (Sentinel's soft-mandatory, Terraform policy's
+   * mandatory_overridable, an overridable OPA set's mandatory): the run went on past them.
+   */
+  overridden: boolean;
 }
 
 export interface PolicySetVersionRecord {
