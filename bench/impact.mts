@@ -138,8 +138,8 @@ try {
   }
   // The same reads with a round trip of 100 ms on every request, as from a runner far from the service: one workspace
   // at a time against four (the default), side by side, through the library (the engine adds nothing here).
-  const distImpact = "../dist/resources/impact.js";
-  const { noReach, readImpact } = (await import(distImpact)) as typeof import("../src/resources/impact.js");
+  const distImpact = "../dist/impact/index.js";
+  const { noReach, readImpact } = (await import(distImpact)) as typeof import("../src/impact/index.js");
   const reader = new TfeClient({ address: server.url, token });
   const farAway: Record<string, { seconds: number[]; requests: number[]; read: string }> = {};
   server.setFaults([{ route: "*", latencyMs: 100 }]);
@@ -152,13 +152,13 @@ try {
           {
             organization,
             kind: "sentinel",
-            policies: [{ name: "require-tags", level: "hard-mandatory" }],
+            policies: [{ name: "require-tags", sets: ["baseline"], level: "hard-mandatory" }],
             reach: [{ ...noReach, workspaceIds: workspaces.map((workspace) => workspace.id) }],
           },
           { windowDays: 30, requestBudget: 300, concurrency },
         );
         const name = `${concurrency === 1 ? "one workspace" : `${concurrency} workspaces`} at a time`;
-        farAway[name] ??= { seconds: [], requests: [], read: `${impact.read} of ${impact.reached}` };
+        farAway[name] ??= { seconds: [], requests: [], read: `${impact.readWhole} of ${impact.reached}` };
         farAway[name].seconds.push((performance.now() - started) / 1000);
         farAway[name].requests.push(impact.requests);
         console.log(`100 ms away, ${name}: ${farAway[name].seconds.at(-1)?.toFixed(2)} s, ${impact.requests} requests`);

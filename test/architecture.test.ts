@@ -78,6 +78,19 @@ describe("layers of src/", () => {
     expect(importsFrom("contract/", "resources/")).toEqual([]);
   });
 
+  it("reading whom a stricter change would block stands on the client alone: no resource, command or server", () => {
+    expect(graph.has("impact/verdict.ts")).toBe(true);
+    for (const layer of ["resources/", "cli/", "server/", "read-functions/", "plugin/"]) {
+      expect(importsFrom("impact/", layer)).toEqual([]);
+    }
+    // Its rules are pure: the answer and what counts take no client, the reads do.
+    expect((graph.get("impact/verdict.ts") ?? []).filter((target) => !target.startsWith("contract/"))).toEqual(
+      (graph.get("impact/verdict.ts") ?? []).filter(
+        (target) => target === "client/runs.ts" || target === "impact/scope.ts",
+      ),
+    );
+  });
+
   it("the server imports nothing from the client", () => {
     expect(importsFrom("server/", "client/")).toEqual([]);
   });

@@ -5,7 +5,7 @@ import type { Policy } from "../client/policies";
 import type { PolicySet } from "../client/policy-sets";
 import type { RegistryModuleVersion, RegistryModuleVersionSummary } from "../client/registry";
 import type { PolicyKind, PolicySetKind } from "../contract/policies";
-import { readResults, workspacesToRead } from "../resources/impact";
+import { readResults, workspacesToRead } from "../impact";
 import { type ArgumentTable, assertArguments } from "../resources/property-table";
 
 /**
@@ -90,8 +90,10 @@ export interface PolicyRunResult {
   policy: string;
   /** The level the run evaluated it at, as the service reports it (`advisory`, `mandatory`, ...). */
   level: string;
-  /** `passed`, `failed` or `errored`. */
+  /** `passed`, `failed` or `errored` (Terraform policy: also `unknown`). */
   status: string;
+  /** Whether a user overrode the failure (at an overridable level), so the run went on past it. */
+  overridden: boolean;
 }
 
 export interface ModuleVersionArgs extends ModuleArgs {
@@ -290,12 +292,18 @@ export async function listPolicyResults(
       workspace.runs.flatMap((run) =>
         run.results
           .filter((result) => args.policy === undefined || result.policy === args.policy)
-          .map(({ runId: _, ...result }) => ({
+          .map((result) => ({
             workspaceId: workspace.workspaceId,
             workspaceName: workspace.workspaceName,
             runId: run.id,
             createdAt: run.createdAt.toISOString(),
-            ...result,
+            kind: result.kind,
+            recordedBy: result.recordedBy,
+            policySet: result.policySet,
+            policy: result.policy,
+            level: result.level,
+            status: result.status,
+            overridden: result.overridden,
           })),
       ),
     );

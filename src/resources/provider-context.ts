@@ -4,6 +4,7 @@ import { resolveClientConfig } from "../client/config";
 import { TfeApiError } from "../client/errors";
 import type { PolicySet as ServicePolicySet } from "../client/policy-sets";
 import { segmentProblem } from "../contract/paths";
+import { defaultImpactSettings, type ImpactSettings } from "../impact";
 import { packageDoc } from "../package-version";
 import { EngineLog } from "./engine-log";
 import {
@@ -15,7 +16,6 @@ import {
   tfeCause,
 } from "./failure-report";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
-import { defaultImpactSettings, type ImpactSettings } from "./impact";
 import { codeChecksRequired, inNamespace } from "./provider-settings";
 import { isUnknown } from "./unknown";
 

@@ -1,51 +1,78 @@
-import { type Impact, ResultsCache, readImpact, type StricterChange } from "./impact";
+import {
+  type Answer,
+  answerOf,
+  describeAnswer,
+  ImpactSession,
+  readingOf,
+  type StricterChange,
+  unread,
+} from "../impact";
 import { GovernanceRefusal, type ProviderContext } from "./provider-context";
 
-// What a provider does with a stricter change (impact.ts): reads whom it would block within the operation's one
-// budget, then says it under the resource, or refuses it where the stack asks.
+// What a provider does with a stricter change (src/impact/): reads whom it would block within the operation's one
+// budget, then says the answer under the resource, or refuses it where the stack asks for certainty.
 
-/**
- * The reads of whom a stricter change would block, for every resource of the process's operation: one window (its
- * end fixed at the start), one cache, one budget.
- */
-const operationReads = { now: new Date(), cache: new ResultsCache(), spent: 0 };
+/** The reads of the process's operation: one window, one cache, one budget for every resource of a preview. */
+const session = new ImpactSession(
+  (settings) => `the budget of ${settings.requestBudget} requests this preview shares (tfe:impactRequestBudget)`,
+);
+
+/** Why nothing is read where the window is 0 days. */
+const readsOff = "tfe:impactWindowDays is 0, which turns these reads off";
 
 /**
  * Whom `change` would block, within one budget for the whole operation: every resource of a preview draws on
- * `tfe:impactRequestBudget`, and a workspace's runs are read once however many resources ask.
+ * `tfe:impactRequestBudget`, and a workspace's runs are read once however many resources ask. What the caller
+ * could not read (`notRead`: a set's scope, a member policy) makes the answer `not known` unless runs are blocked.
  */
-export async function readImpactOnce(context: ProviderContext, change: StricterChange): Promise<Impact> {
+export async function readImpactOnce(
+  context: ProviderContext,
+  change: StricterChange,
+  notRead: readonly string[] = [],
+): Promise<Answer> {
   const settings = context.impactSettings;
-  const impact = await readImpact(
-    context.client,
-    change,
-    { ...settings, requestBudget: Math.max(0, settings.requestBudget - operationReads.spent), now: operationReads.now },
-    {
-      cache: operationReads.cache,
-      budgetSaid: `the budget of ${settings.requestBudget} requests this preview shares (tfe:impactRequestBudget)`,
-    },
-  );
-  operationReads.spent += impact.requests;
-  return impact;
+  if (settings.windowDays === 0) return cannotRead(context, [...notRead, readsOff]);
+  const answer = await session.read(context.client, change, settings);
+  return notRead.length > 0 ? withNotRead(answer, notRead) : answer;
+}
+
+/** The answer where nothing could be read, and why. */
+export function cannotRead(context: ProviderContext, why: readonly string[]): Answer {
+  const [first = "", ...rest] = why;
+  return withNotRead(answerOf(unread(context.impactSettings.windowDays, first)), rest);
+}
+
+/** The answer with more that could not be read, judged anew. */
+function withNotRead(answer: Answer, lines: readonly string[]): Answer {
+  const reading = readingOf(answer);
+  return answerOf({ ...reading, notRead: [...lines, ...reading.notRead] });
 }
 
 /**
  * Whom a stricter change would block, said under the resource: a warning where it would have blocked a run, else
- * information. With `requireNoBlockedRuns` it is a refusal instead, also where the reads did not finish (they cannot
- * show that no run would be blocked), unless the resource approves with `allowStricter`.
+ * information. With `requireNoBlockedRuns` anything but `none` is a refusal (a stack that asks for certainty gets it,
+ * or an answer saying why not), unless the resource approves with `allowStricter`.
  */
 export async function sayImpact(
   context: ProviderContext,
   urn: unknown,
-  message: string,
-  impact: Impact,
+  subject: string,
+  answer: Answer,
   approved: boolean,
 ): Promise<void> {
-  if (context.requireNoBlockedRuns && !approved && (impact.blocked.length > 0 || impact.notRead.length > 0)) {
+  const message = describeAnswer(subject, answer);
+  if (context.requireNoBlockedRuns && !approved && answer.verdict !== "none") {
+    const what =
+      answer.verdict === "blocked"
+        ? "that would have blocked recent runs"
+        : "of which it is not known whom it would block";
+    const readFurther = answer.notRead.some((line) => line.includes("tfe:impactRequestBudget"))
+      ? ", or raise tfe:impactRequestBudget to read further"
+      : "";
     throw new GovernanceRefusal(
-      `${message}. tfe:requireNoBlockedRuns refuses a stricter change that ${impact.blocked.length > 0 ? "would have blocked recent runs" : "it could not judge whole"}: ` +
-        "set allowStricter: true on this resource to approve it, or raise tfe:impactRequestBudget to read further",
+      `${message}. tfe:requireNoBlockedRuns refuses a stricter change ${what}: set allowStricter: true on this ` +
+        `resource to approve it${readFurther}`,
     );
   }
-  await (impact.blocked.length > 0 ? context.warn(urn, message) : context.info(urn, message));
+  await (answer.verdict === "blocked" ? context.warn(urn, message) : context.info(urn, message));
 }

@@ -11,6 +11,7 @@ import { registerModuleVersionRoutes } from "./routes/module-versions";
 import { registerPolicyRoutes } from "./routes/policies";
 import { registerPolicySetRoutes } from "./routes/policy-sets";
 import { registerRegistryRoutes } from "./routes/registry";
+import { registerRunPages } from "./routes/run-pages";
 import { registerRunRoutes } from "./routes/runs";
 import { registerUploadRoute } from "./routes/upload";
 import { registerVcsRoutes } from "./routes/vcs";
@@ -177,6 +178,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   registerRegistryRoutes(app, context);
   registerWorkspaceRoutes(app, context);
   registerRunRoutes(app, context);
+  registerRunPages(app, context);
   registerVcsRoutes(app, context);
   registerDiscoveryRoute(app);
 

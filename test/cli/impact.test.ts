@@ -68,17 +68,44 @@ async function impact(args: string[]) {
 }
 
 describe("tfe-governance impact", () => {
-  it("prints each workspace's results by policy, and what a raise would block", async () => {
+  it("prints each workspace's results by policy, what a raise would block, and the answer preview gives", async () => {
     const { code, text } = await impact(["--policy", "require-tags", "--level", "hard-mandatory"]);
     expect(code).toBe(0);
-    const rows = text
-      .split("\n")
-      .slice(2, -1)
-      .map((line) => line.split(/\s{2,}/));
-    expect(rows).toEqual([
+    const lines = text.split("\n");
+    expect(lines[1]?.split(/\s{2,}/)).toEqual([
+      "workspace",
+      "policy (set)",
+      "passed",
+      "failed, advisory",
+      "failed, blocking",
+      "would block at hard-mandatory",
+      "last failure",
+    ]);
+    expect(lines.slice(2, 4).map((line) => line.split(/\s{2,}/))).toEqual([
       ["payments-prod", "require-tags (baseline)", "0", "1", "0", "1", expect.stringMatching(/^run-CliPay0001 \d{4}-/)],
       ["web <beta>", "require-tags (baseline)", "1", "0", "0", "0"],
     ]);
+    expect(lines[4]).toMatch(
+      /^policy "require-tags" at hard-mandatory would have blocked 1 run in 1 of 2 workspaces in the last 30 days: payments-prod \(run-CliPay0001, \d{4}-\d\d-\d\d, failed at advisory\) \(2 of 2 workspaces read whole\)$/,
+    );
+  });
+
+  it("prints – where no level was asked, never a count that reads as safe to raise", async () => {
+    const { text } = await impact(["--policy", "require-tags"]);
+    expect(text.split("\n")[2]?.split(/\s{2,}/)[5]).toBe("–");
+  });
+
+  it("takes --address as import does, over the environment's", async () => {
+    const out = new PassThrough();
+    let text = "";
+    out.on("data", (chunk) => (text += chunk));
+    const code = await impactMain(["--address", server.url, "--organization", organization, "--json"], {
+      out,
+      log: () => {},
+      env: { TFE_ADDRESS: "https://127.0.0.1:1", TFE_TOKEN: token },
+    });
+    expect(code).toBe(0);
+    expect(JSON.parse(text).address).toBe(server.url);
   });
 
   it("answers the matrix as JSON", async () => {
@@ -133,9 +160,10 @@ describe("tfe-governance impact", () => {
             [...row.children].map((cell) => (cell as unknown as Rendered).innerText.replace(/\s+/g, " ")),
           ),
         );
+      const day = (await impact(["--json"])).text.match(/"createdAt": "(\d{4}-\d\d-\d\d)/)?.[1] as string;
       expect(matrix).toEqual([
         ["workspace", "require-tags (baseline)", "restrict-regions (baseline)"],
-        ["payments-prod", "0 passed, 1 failed run-CliPay0001", "0 passed, 1 failed run-CliPay0001"],
+        ["payments-prod", `0 passed, 1 failed run-CliPay0001 ${day}`, `0 passed, 1 failed run-CliPay0001 ${day}`],
         ["web <beta>", "1 passed, 0 failed", "–"],
       ]);
       const colour = (result: string) =>
@@ -157,6 +185,32 @@ describe("tfe-governance impact", () => {
       const navigation = page.waitForRequest((request) => request.url().startsWith(server.url));
       await page.locator('td[data-result="advisory"] a').click();
       expect((await navigation).url()).toBe(`${server.url}/app/acme/workspaces/payments-prod/runs/run-CliPay0001`);
+
+      // With --level, the page answers the question it was asked: a column of what the raise would block in each
+      // workspace, and the answer preview gives above the matrix. Its links lead to the local server's run page.
+      const raised = join(temporaryDirectory("impact-level-"), "impact.html");
+      await impact(["--policy", "require-tags", "--level", "hard-mandatory", "--html", raised]);
+      const levelPage = await browser.newPage();
+      await levelPage.goto(pathToFileURL(raised).href);
+      const levelMatrix = await levelPage
+        .locator("table tr")
+        .evaluateAll((rows) =>
+          rows.map((row) =>
+            [...row.children].map((cell) => (cell as unknown as Rendered).innerText.replace(/\s+/g, " ")),
+          ),
+        );
+      expect(levelMatrix).toEqual([
+        ["workspace", "require-tags (baseline)", "would block at hard-mandatory"],
+        ["payments-prod", `0 passed, 1 failed run-CliPay0001 ${day}`, "1"],
+        ["web <beta>", "1 passed, 0 failed", "0"],
+      ]);
+      expect(await levelPage.locator("p.answer").innerText()).toMatch(
+        /^policy "require-tags" at hard-mandatory would have blocked 1 run in 1 of 2 workspaces/,
+      );
+      await levelPage.locator('td[data-result="advisory"] a').click();
+      await levelPage.waitForURL(`${server.url}/app/acme/workspaces/payments-prod/runs/run-CliPay0001`);
+      expect(await levelPage.title()).toBe("run-CliPay0001 of payments-prod");
+      expect(await levelPage.locator("table").innerText()).toContain("require-tags");
     } finally {
       await browser.close();
     }
@@ -179,10 +233,24 @@ describe("tfe-governance impact", () => {
     }
   });
 
-  it("names what it needs when it lacks it", async () => {
+  it("names what it needs when it lacks it, and a level its kind does not have", async () => {
     expect((await impact(["--level", "hard-mandatory"])).logged).toEqual([
       "--level says what a raise of one policy would block: give --policy NAME too",
     ]);
     expect((await impact(["--days", "0"])).logged).toEqual(["--days 0: give a whole number above 0"]);
+    const typo = await impact(["--policy", "require-tags", "--level", "hard-mandatroy"]);
+    expect([typo.code, typo.logged]).toEqual([
+      2,
+      [
+        "--level hard-mandatroy is no level of a sentinel policy: use advisory, soft-mandatory, hard-mandatory (--kind names the kind)",
+      ],
+    ]);
+    const otherKind = await impact(["--policy", "require-tags", "--level", "mandatory", "--kind", "tfpolicy"]);
+    expect(otherKind.code).toBe(0);
+    const wrongKind = await impact(["--policy", "require-tags", "--level", "mandatory"]);
+    expect(wrongKind.logged[0]).toMatch(/^--level mandatory is no level of a sentinel policy/);
+    expect((await impact(["--policy", "require-tags", "--level", "advisory"])).logged).toEqual([
+      "--level advisory blocks no run: give a level that does (soft-mandatory, hard-mandatory)",
+    ]);
   });
 });

@@ -5,20 +5,25 @@ import { installPlugin } from "./plugin-artifacts";
 import { PulumiProject } from "./pulumi-project";
 
 // Before governance gets stricter, preview says whom it would stop, from the service's own recent results: under the
-// real engine, a TypeScript program (the dynamic providers) and a YAML program (the plugin) raise two policies from
-// advisory to hard-mandatory. One failed seeded runs of two workspaces: preview names them and their runs. The other
-// failed none: preview says so. Nothing is written by the preview.
+// real engine, a TypeScript program (the dynamic providers) and a YAML program (the plugin) raise policies from
+// advisory to hard-mandatory. One failed seeded runs of two workspaces: preview names them and their runs. Another
+// passed every run: preview says none would have been blocked. A third is held by its set (PolicySet.policyIds, the
+// one-owner way): its raise reads the sets the service holds it in, and names the runs too. Nothing is written.
 
 const organization = "acme";
 const token = "stricter-policy-token-0123456789";
 const setId = "polset-StricterBase001";
 const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 3600 * 1000).toISOString();
 const failed = (policy: string) => ({ policySet: "baseline", policy, level: "advisory", status: "failed" as const });
+const passed = (policy: string) => ({ ...failed(policy), status: "passed" as const });
 const workspaces = { payments: "ws-StricterPay000001", web: "ws-StricterWeb000001", data: "ws-StricterData00001" };
 
 const typescript = (level: string, allowStricter = false) =>
   [
-    'const { Policy, PolicyFolder } = require("pulumi-tfe-governance");',
+    'const { Policy, PolicyFolder, PolicySet } = require("pulumi-tfe-governance");',
+    // Held by its set, which declares it: the policy itself names no set.
+    `const held = new Policy("held", { code: "main = rule { true }\\n", enforcementLevel: "${level}", allowStricter: ${allowStricter} });`,
+    `new PolicySet("holder", { policyIds: [held.policyId], workspaceIds: ${JSON.stringify(Object.values(workspaces))} });`,
     `new PolicyFolder("folder", { directory: "folder", policySetIds: ["${setId}"], allowStricter: ${allowStricter} });`,
     ...["require-tags", "log-only"].map(
       (name) =>
@@ -56,6 +61,17 @@ const sets = (step: "before" | "after" | "newcomer only") =>
 const yaml = (level: string) => `name: tfegov-stricter
 runtime: yaml
 resources:
+  yaml-held:
+    type: tfegov:index:Policy
+    properties:
+      code: "main = rule { true }\\n"
+      enforcementLevel: ${level}
+  yaml-holder:
+    type: tfegov:index:PolicySet
+    properties:
+      policyIds:
+        - \${yaml-held.policyId}
+      workspaceIds: ${JSON.stringify(Object.values(workspaces))}
 ${["yaml-require-tags", "yaml-log-only"]
   .map(
     (name) => `  ${name}:
@@ -99,7 +115,7 @@ describe("a stricter level, previewed against the runs it would have blocked", (
               id: `run-Pay${index}0001`,
               workspace: workspaces.payments,
               createdAt: daysAgo(1),
-              policyResults: [failed(`${prefix}require-tags`)],
+              policyResults: [failed(`${prefix}require-tags`), passed(`${prefix}log-only`)],
             },
             {
               id: `run-Pay${index}0002`,
@@ -111,27 +127,35 @@ describe("a stricter level, previewed against the runs it would have blocked", (
               id: `run-Data${index}0001`,
               workspace: workspaces.data,
               createdAt: daysAgo(3),
-              policyResults: [failed(`${prefix}require-tags`)],
+              policyResults: [failed(`${prefix}require-tags`), passed(`${prefix}log-only`)],
             },
+            // The policy its set holds, failing at advisory in each of the set's three workspaces.
+            ...Object.values(workspaces).map((workspace, ordinal) => ({
+              id: `run-Held${index}${ordinal}001`,
+              workspace,
+              createdAt: daysAgo(7 + ordinal),
+              policyResults: [{ ...failed(`${prefix}held`), policySet: `${prefix}holder` }],
+            })),
           ]),
-          // Results of the policies the sets' test makes stricter, recorded under an advisory set of their own.
+          // Results of the policies the sets' test makes stricter, each under its own set (a result names its set:
+          // a policy of the same name in another set is another policy). The wide set reached data once before.
           {
             id: "run-SetPay0001",
             workspace: workspaces.payments,
             createdAt: daysAgo(2),
-            policyResults: [failed("set-tags")],
+            policyResults: [{ ...failed("set-tags"), policySet: "scoped" }],
           },
           {
             id: "run-WideData001",
             workspace: workspaces.data,
             createdAt: daysAgo(4),
-            policyResults: [failed("wide-rule"), failed("newcomer")],
+            policyResults: [{ ...failed("wide-rule"), policySet: "wide" }, failed("newcomer")],
           },
           {
             id: "run-FreshWeb001",
             workspace: workspaces.web,
             createdAt: daysAgo(5),
-            policyResults: [failed("fresh-rule")],
+            policyResults: [{ ...failed("fresh-rule"), policySet: "fresh" }],
           },
           {
             id: "run-Web0001",
@@ -156,15 +180,25 @@ describe("a stricter level, previewed against the runs it would have blocked", (
     for (const project of projects) await project.dispose();
   });
 
-  const expectNamed = (output: string, prefix: string, runs: [string, string, string]) => {
-    expect(output).toMatch(
+  const expectNamed = (output: string, prefix: string, runs: [string, string, string], index: number) => {
+    const text = output.replace(/\s+/g, " ");
+    expect(text).toMatch(
       new RegExp(
-        `policy "${prefix}require-tags" at hard-mandatory would have blocked 3 runs in 2 of 3 workspaces in the last ` +
-          `30 days: payments-prod \\(${runs[0]}, [0-9-]+; ${runs[1]}, [0-9-]+\\), data \\(${runs[2]}, [0-9-]+\\)`,
+        `policy "${prefix}require-tags" at hard-mandatory \\(was advisory\\) would have blocked 3 runs in 2 of 3 ` +
+          `workspaces in the last 30 days: payments-prod \\(${runs[0]}, [0-9-]+, failed at advisory; ${runs[1]}, ` +
+          `[0-9-]+, failed at advisory\\), data \\(${runs[2]}, [0-9-]+, failed at advisory\\)`,
       ),
     );
-    expect(output).toContain(
-      `policy "${prefix}log-only" at hard-mandatory: no run in the last 30 days failed it (3 of 3 workspaces read)`,
+    expect(text).toContain(
+      `policy "${prefix}log-only" at hard-mandatory (was advisory): no run in the last 30 days would have been ` +
+        "blocked (3 of 3 workspaces read whole, 3 runs evaluated it)",
+    );
+    // Held by its set alone: the sets the service holds it in are read, with their scopes.
+    expect(text).toMatch(
+      new RegExp(
+        `policy "${prefix}held" at hard-mandatory \\(was advisory\\) would have blocked 3 runs in 3 of 3 workspaces ` +
+          `in the last 30 days: .*run-Held${index}0001.*run-Held${index}1001.*run-Held${index}2001`,
+      ),
     );
   };
 
@@ -185,15 +219,15 @@ describe("a stricter level, previewed against the runs it would have blocked", (
     await project.writeFile("folder/sentinel.hcl", folderHcl("hard-mandatory"));
     const writes = server.requestLog.entries().filter((entry) => entry.method !== "GET").length;
     const preview = await project.run(["preview"]);
-    expectNamed(preview.output, "", ["run-Pay00001", "run-Pay00002", "run-Data00001"]);
+    expectNamed(preview.output, "", ["run-Pay00001", "run-Pay00002", "run-Data00001"], 0);
     // A policy that joins a set at a blocking level: the workspaces of the set it joins.
-    expect(preview.output).toContain(
-      `policy "joiner", joining ${setId}, at hard-mandatory would have blocked 1 run in 1 of 3 workspaces in the ` +
+    expect(preview.output.replace(/\s+/g, " ")).toContain(
+      `policy "joiner" at hard-mandatory, joining ${setId}, would have blocked 1 run in 1 of 3 workspaces in the ` +
         "last 30 days: web (run-Web0001, ",
     );
     // A PolicyFolder's block is a Policy: a level raised in its file is read the same way.
-    expect(preview.output).toMatch(
-      /policy "folder-tags" at hard-mandatory would have blocked 1 run in 1 of 3 workspaces in the last 30 days: web \(run-Web0001, /,
+    expect(preview.output.replace(/\s+/g, " ")).toMatch(
+      /policy "folder-tags" at hard-mandatory \(was advisory\) would have blocked 1 run in 1 of 3 workspaces in the last 30 days: web \(run-Web0001, /,
     );
     expect(server.requestLog.entries().filter((entry) => entry.method !== "GET").length).toBe(writes);
 
@@ -206,7 +240,9 @@ describe("a stricter level, previewed against the runs it would have blocked", (
     );
     await project.writeFile("index.js", typescript("hard-mandatory", true));
     const approved = await project.run(["preview"]);
-    expect(approved.output).toContain('policy "require-tags" at hard-mandatory would have blocked 3 runs');
+    expect(approved.output).toContain(
+      'policy "require-tags" at hard-mandatory (was advisory) would have blocked 3 runs',
+    );
     await project.run(["config", "rm", "tfe:requireNoBlockedRuns"]);
   }, 240_000);
 
@@ -231,7 +267,14 @@ describe("a stricter level, previewed against the runs it would have blocked", (
     ).toEqual(["data run-Data10001 failed", "payments-prod run-Pay10001 failed", "payments-prod run-Pay10002 failed"]);
     await project.writeFile("Pulumi.yaml", yaml("hard-mandatory"));
     const preview = await project.run(["preview"]);
-    expectNamed(preview.output, "yaml-", ["run-Pay10001", "run-Pay10002", "run-Data10001"]);
+    expectNamed(preview.output, "yaml-", ["run-Pay10001", "run-Pay10002", "run-Data10001"], 1);
+    // A stack that asks for certainty refuses the raise of the set-held policy too, through the plugin.
+    await project.run(["config", "set", "tfegov:requireNoBlockedRuns", "true"]);
+    const refused = await project.run(["preview"], { allowFailure: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.output.replace(/\s+/g, " ")).toMatch(
+      /policy "yaml-(held|require-tags)" at hard-mandatory \(was advisory\) would have blocked 3 runs.*tfegov:requireNoBlockedRuns refuses a stricter change that would have blocked recent runs/,
+    );
   }, 240_000);
 
   it("a set made stricter, and a new policy or set that blocks, are said at preview too", async () => {

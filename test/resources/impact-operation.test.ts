@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { noReach, ResultsCache, readImpact, type StricterChange } from "../../src/resources/impact";
+import { noReach, ResultsCache, readImpact, type StricterChange } from "../../src/impact";
 import { ProviderContext } from "../../src/resources/provider-context";
 import { readImpactOnce } from "../../src/resources/stricter-changes";
 import { useSeededServer } from "../seeded-server";
@@ -30,7 +30,7 @@ const seeded = useSeededServer({
 const raise = (policy: string): StricterChange => ({
   organization,
   kind: "sentinel",
-  policies: [{ name: policy, level: "hard-mandatory" }],
+  policies: [{ name: policy, sets: ["baseline"], level: "hard-mandatory" }],
   reach: [{ ...noReach, workspaceIds }],
 });
 
@@ -53,12 +53,16 @@ describe("the reads of one operation", () => {
       const context = new ProviderContext();
       context.useClient(seeded.client);
       const first = await readImpactOnce(context, raise("require-tags"));
-      expect(first.read).toBeGreaterThan(0);
+      expect(first.readWhole).toBeGreaterThan(0);
       const second = await readImpactOnce(context, raise("other-policy"));
       expect(second.requests).toBe(0);
       // Past the budget, what the first read is still taken, at no cost: the same runs judged for another policy.
       const third = await readImpactOnce(context, raise("restrict-regions"));
-      expect([third.requests, third.read, third.blocked.length]).toEqual([0, first.read, first.blocked.length]);
+      expect([third.requests, third.readWhole, third.blocked.length]).toEqual([
+        0,
+        first.readWhole,
+        first.blocked.length,
+      ]);
       expect(second.notRead).toEqual([
         "3 workspaces past the budget of 8 requests this preview shares (tfe:impactRequestBudget); run " +
           "tfe-governance impact for the whole answer",

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
-import { noReach, type Reach } from "../../src/resources/impact";
+import { noReach, type Reach, widens } from "../../src/impact";
 import type { PolicySetOutputs } from "../../src/resources/policy-set";
-import { sayWhomSetBlocks, widens } from "../../src/resources/policy-set/stricter";
+import { sayWhomSetBlocks } from "../../src/resources/policy-set/stricter";
 import { ProviderContext, unknownValue } from "../../src/resources/provider-context";
 import { useSeededServer } from "../seeded-server";
 
@@ -81,11 +81,11 @@ describe("a set made stricter that cannot be judged", () => {
       policiesUnknown: "no checkout of acme/library",
     });
     expect(await said(olds, news)).toEqual([
-      'info: policy set "from-vcs": whom it would block is not read: its policies are not known here (no checkout of acme/library)',
+      'info: policy set "from-vcs" widened: whom it would block is not known: its policies are not known here (no checkout of acme/library)',
     ]);
     expect(await said(olds, news, { TFE_REQUIRE_NO_BLOCKED_RUNS: "true" })).toEqual([
       expect.stringMatching(
-        /^refused: policy set "from-vcs": whom it would block is not read: its policies are not known here .*tfe:requireNoBlockedRuns refuses a stricter change that it could not judge whole/,
+        /^refused: policy set "from-vcs" widened: whom it would block is not known: its policies are not known here .*tfe:requireNoBlockedRuns refuses a stricter change of which it is not known whom it would block/,
       ),
     ]);
   });
@@ -93,7 +93,7 @@ describe("a set made stricter that cannot be judged", () => {
   it("says a scope not known until apply is not read, and says nothing of a set that changes no reach or level", async () => {
     const olds = set({ workspaceIds: ["ws-StricterA0000001"], folderPolicies: { "require-tags": "hard-mandatory" } });
     expect(await said(olds, { ...olds, workspaceIds: [unknownValue] } as PolicySetOutputs)).toEqual([
-      'info: policy set "from-vcs": whom it would block is not read: its scope is not known until apply',
+      'info: policy set "from-vcs": whom it would block is not known: its scope is not known until apply',
     ]);
     const before = seeded.server.requestLog.entries().length;
     expect(await said(olds, { ...olds, description: "new words" } as PolicySetOutputs)).toEqual([]);

@@ -1,13 +1,15 @@
 import { enforcementStrength, type PolicySetKind } from "../../contract/policies";
-import { blocks, describeImpact, type Reach, unjudged } from "../impact";
-import { holdsUnknown, isUnknown, knownIds, type ProviderContext } from "../provider-context";
-import { readImpactOnce, sayImpact } from "../stricter-changes";
+import { blocks, type PolicyAtLevel, type Reach, widens } from "../../impact";
+import { holdsUnknown, isUnknown, knownIds, type ProviderContext, sameValue } from "../provider-context";
+import { cannotRead, readImpactOnce, sayImpact } from "../stricter-changes";
 import type { PolicySetInputs, PolicySetOutputs } from "./properties";
 
-// A set made stricter, said under the resource before it is applied (impact.ts): a level raised in its folder, a
-// policy added to its folder or its members at a blocking level (a new set: all of its blocking policies), and its
-// scope widened (global on, workspaces or projects added, an exclusion removed), which brings every blocking policy
-// of the set to the workspaces it newly reaches. Reads only; a failure to read is said, never thrown.
+// A set made stricter, said under the resource before it is applied (src/impact/): a level raised in its folder, a
+// policy added to its folder or its members at a blocking level (a new set: all of its blocking policies), its scope
+// widened (global on, workspaces or projects added, an exclusion removed: every blocking policy of the set reaches
+// the workspaces it newly takes in), `overridable` turned off (every overridden run of its policies would stop).
+// Whatever it cannot read or know here (a member's level, policies read from version control with no checkout, a
+// scope known only at apply) is said as not known, never as "none".
 
 const scopeLists = ["workspaceIds", "projectIds", "excludedWorkspaceIds", "excludedProjectIds"] as const;
 
@@ -24,17 +26,6 @@ function reachOf(props: Partial<Record<keyof PolicySetOutputs, unknown>>): Reach
   };
 }
 
-/** Whether `after` may reach a workspace `before` did not: the pure test that spends no request when it says no. */
-export function widens(before: Reach, after: Reach): boolean {
-  const added = (list: "workspaceIds" | "projectIds") =>
-    knownIds(after[list]).some((id) => !knownIds(before[list]).includes(id));
-  const lifted = (list: "excludedWorkspaceIds" | "excludedProjectIds") =>
-    knownIds(before[list]).some((id) => !knownIds(after[list]).includes(id));
-  const exclusionLifted = lifted("excludedWorkspaceIds") || lifted("excludedProjectIds");
-  if (after.global) return !before.global || exclusionLifted;
-  return !before.global && (added("workspaceIds") || added("projectIds") || exclusionLifted);
-}
-
 interface Blocking {
   name: string;
   level: string;
@@ -46,22 +37,37 @@ interface Blocking {
 const shown = (policy: Blocking, inNewSet: boolean) =>
   `${policy.name} at ${policy.level}${inNewSet ? "" : policy.was === undefined ? " (new)" : ` (was ${policy.was})`}`;
 
+/** Whether what the set reads its policies from changed: its folder, its repository, branch or path. */
+function sourceChanged(olds: PolicySetOutputs, news: PolicySetInputs): boolean {
+  return (
+    !sameValue(olds.policiesUnknown ?? null, news.policiesUnknown ?? null) ||
+    !sameValue(olds.vcsRepo ?? null, news.vcsRepo ?? null) ||
+    (olds.policiesPath ?? null) !== (news.policiesPath ?? null) ||
+    (olds.contentHash ?? null) !== (news.contentHash ?? null) ||
+    !sameValue(olds.folderPolicies ?? {}, isUnknown(news.folderPolicies) ? null : (news.folderPolicies ?? {}))
+  );
+}
+
 export async function sayWhomSetBlocks(
   context: ProviderContext,
   setId: string | undefined,
   olds: PolicySetOutputs | undefined,
   news: PolicySetInputs,
 ): Promise<void> {
-  const settings = context.impactSettings;
   const kind = news.kind as PolicySetKind;
-  if (settings.windowDays === 0 || isUnknown(kind)) return;
+  if (isUnknown(kind)) return;
   const urn = (news as unknown as Record<string, unknown>).__urn;
+  const approved = news.allowStricter === true;
+  const subject = `${olds === undefined ? "new " : ""}policy set "${news.name}"`;
+  // The names runs' results give the set: a rename in this change leaves the runs of the window under the old one.
+  const setNames = [...new Set([news.name, olds?.name].filter((name): name is string => typeof name === "string"))];
   const after = reachOf(news);
   const before = olds && reachOf(olds);
-  const folderAfter = news.policiesUnknown || isUnknown(news.folderPolicies) ? {} : (news.folderPolicies ?? {});
+  // The policies of its folder or checkout that can be seen here, and why they are not known to be what it enforces.
+  const folderSeen = isUnknown(news.folderPolicies) ? {} : (news.folderPolicies ?? {});
+  const contentUnknown = news.policiesUnknown || (isUnknown(news.folderPolicies) ? "not known until apply" : null);
   const folderBefore = olds?.folderPolicies ?? {};
-  // What the change makes block where it did not: raised or new in the folder, members added at a blocking level.
-  const raised: Blocking[] = Object.entries(folderAfter)
+  const raised: Blocking[] = Object.entries(folderSeen)
     .filter(([name, level]) => {
       if (!blocks(kind, level)) return false;
       const was = folderBefore[name];
@@ -73,12 +79,16 @@ export async function sayWhomSetBlocks(
       ...(folderBefore[name] !== undefined ? { was: folderBefore[name] } : {}),
     }));
   const widened = before !== undefined && after !== undefined && widens(before, after);
+  const overridableOff = olds?.overridable === true && news.overridable === false;
   const declaredAdded = knownIds(news.policyIds).filter((id) => !knownIds(olds?.policyIds).includes(id));
-  // The set's members on the service are read only where they matter: a member declared anew may have joined
-  // from the policy's side already, and a widened scope brings every member to new workspaces.
+  // Content that cannot be seen here is a stricter change where it may have changed: a new set, another source.
+  const contentMayBeStricter = contentUnknown !== null && (olds === undefined || sourceChanged(olds, news));
   const notRead: string[] = [];
+  if (contentMayBeStricter) notRead.push(`its policies are not known here (${contentUnknown})`);
+  // The set's members on the service are read only where they matter: a member declared anew may have joined
+  // from the policy's side already, and a widened scope (or an override taken away) reaches every member.
   const onService =
-    setId && (widened || declaredAdded.length > 0)
+    setId && (widened || overridableOff || declaredAdded.length > 0)
       ? ((
           await context.policySetOf(setId).catch((error: Error) => {
             notRead.push(`the set's members on the service (${error.message})`);
@@ -88,76 +98,122 @@ export async function sayWhomSetBlocks(
       : [];
   const members = [...new Set([...knownIds(news.policyIds), ...onService])];
   const addedIds = declaredAdded.filter((id) => !onService.includes(id));
-  const scopeUnknown = after === undefined && (raised.length > 0 || addedIds.length > 0 || olds !== undefined);
-  if (raised.length === 0 && addedIds.length === 0 && !widened && !scopeUnknown) return;
-  const subject = `${olds === undefined ? "new " : ""}policy set "${news.name}"`;
-  const approved = news.allowStricter === true;
-  // What cannot be judged is said as such, and a stack that refuses what it cannot judge refuses it.
-  const cannotJudge = (why: string) =>
-    sayImpact(
+  if (
+    raised.length === 0 &&
+    addedIds.length === 0 &&
+    !widened &&
+    !overridableOff &&
+    notRead.length === 0 &&
+    !(after === undefined && olds !== undefined)
+  ) {
+    return;
+  }
+  // A scope not known until apply may be wider than before: whom anything would block there cannot be read.
+  if (after === undefined) {
+    await sayImpact(
       context,
       urn,
-      `${subject}: whom it would block is not read: ${why}`,
-      unjudged(settings.windowDays, why),
+      subject,
+      cannotRead(context, [...notRead, "its scope is not known until apply"]),
       approved,
     );
-  // A scope not known until apply may be wider than before: it cannot be compared.
-  if (after === undefined) return cannotJudge("its scope is not known until apply");
+    return;
+  }
+  // Each member's name and level, read where it matters; a member that cannot be read is not known, never skipped.
   const levels = new Map<string, Blocking>();
-  for (const id of widened ? members : addedIds) {
+  const memberNotRead: string[] = [];
+  for (const id of widened || overridableOff ? members : addedIds) {
     try {
       const policy = await context.client.policies.read(id);
       if (policy.enforcementLevel && blocks(kind, policy.enforcementLevel)) {
         levels.set(id, { name: policy.name, level: policy.enforcementLevel });
       }
     } catch (error) {
-      notRead.push(`policy ${id} (${(error as Error).message})`);
+      memberNotRead.push(`policy ${id} (${(error as Error).message})`);
     }
   }
+  const overridable = news.overridable === true;
+  const atLevel = (policy: Blocking, overriddenOnly = false): PolicyAtLevel => ({
+    name: policy.name,
+    sets: setNames,
+    level: policy.level,
+    overridable,
+    ...(kind === "tfpolicy" ? { spellings: tfPolicySpellings(policy.name) } : {}),
+    ...(overriddenOnly ? { overriddenOnly } : {}),
+  });
+  // 1. What the change makes block where it did not, in the whole scope.
   const stricter = [...raised, ...addedIds.flatMap((id) => levels.get(id) ?? [])];
-  if (stricter.length > 0) {
-    const impact = await readImpactOnce(context, {
-      organization: news.organization,
-      kind,
-      policies: stricter,
-      reach: [after],
-    });
-    impact.notRead.unshift(...notRead.splice(0));
-    await sayImpact(
-      context,
-      urn,
-      describeImpact(
-        `${subject} with ${stricter.map((policy) => shown(policy, olds === undefined)).join(", ")}`,
-        impact,
-      ),
-      impact,
-      approved,
-    );
+  const addedNotRead = memberNotRead.filter((line) => addedIds.some((id) => line.startsWith(`policy ${id} `)));
+  if (stricter.length > 0 || addedNotRead.length > 0 || (!widened && !overridableOff && notRead.length > 0)) {
+    const what =
+      stricter.length > 0 ? ` with ${stricter.map((policy) => shown(policy, olds === undefined)).join(", ")}` : "";
+    const why = [...notRead, ...addedNotRead];
+    const answer =
+      stricter.length > 0
+        ? await readImpactOnce(
+            context,
+            {
+              organization: news.organization,
+              kind,
+              policies: stricter.map((policy) => atLevel(policy)),
+              reach: [after],
+            },
+            why,
+          )
+        : cannotRead(context, why);
+    await sayImpact(context, urn, `${subject}${what}`, answer, approved);
   }
-  if (!widened) return;
-  // A widened scope brings every policy of the set to new workspaces: where they are not known here, neither is whom
-  // they would block.
-  if (news.policiesUnknown) return cannotJudge(`its policies are not known here (${news.policiesUnknown})`);
-  // Every other blocking policy of the set reaches the workspaces the scope newly takes in.
-  const newlyThere = [
-    ...Object.entries(folderAfter)
+  // 2. A widened scope brings every blocking policy of the set to the workspaces it newly takes in; an override
+  // taken away stops, in the whole scope, every run a user let go on past one of them.
+  if (!widened && !overridableOff) return;
+  const others = [
+    ...Object.entries(folderSeen)
       .filter(([name, level]) => blocks(kind, level) && !stricter.some((policy) => policy.name === name))
       .map(([name, level]) => ({ name, level })),
     ...[...levels.entries()].filter(([id]) => !addedIds.includes(id)).map(([, policy]) => policy),
   ];
-  if (newlyThere.length === 0) {
+  const othersNotRead = [
+    ...new Set([
+      ...notRead,
+      ...(contentUnknown !== null ? [`its policies are not known here (${contentUnknown})`] : []),
+      ...memberNotRead.filter((line) => !addedNotRead.includes(line)),
+    ]),
+  ];
+  const how = widened ? "widened" : "no longer overridable";
+  const listed = others.map((policy) => `${policy.name} at ${policy.level}`).join(", ");
+  if (others.length === 0 && othersNotRead.length === 0) {
+    // Every policy of the set was read, and none blocks: this is read whole.
     if (stricter.length === 0)
-      await context.info(urn, `${subject} widened holds no blocking policy: it blocks no run more`);
+      await context.info(urn, `${subject} ${how} holds no blocking policy: it blocks no run more`);
     return;
   }
-  const impact = await readImpactOnce(context, {
-    organization: news.organization,
-    kind,
-    policies: newlyThere,
-    reach: [after],
-    reachedBefore: [before],
-  });
-  impact.notRead.unshift(...notRead);
-  const listed = newlyThere.map((policy) => `${policy.name} at ${policy.level}`).join(", ");
-  await sayImpact(context, urn, describeImpact(`${subject} widened (${listed})`, impact), impact, approved);
+  const answer =
+    others.length > 0
+      ? await readImpactOnce(
+          context,
+          {
+            organization: news.organization,
+            kind,
+            policies: others.map((policy) => atLevel(policy, !widened)),
+            reach: [after],
+            ...(widened && before ? { reachedBefore: [before] } : {}),
+          },
+          othersNotRead,
+        )
+      : cannotRead(context, othersNotRead);
+  await sayImpact(context, urn, `${subject} ${how}${listed ? ` (${listed})` : ""}`, answer, approved);
+}
+
+/**
+ * The names a run's result may give a Terraform policy block known here by its address (`resource_policy.x.y`,
+ * with ` (file)` where two files declare it): the address, its label, and its declaration as diagnostics write it.
+ */
+export function tfPolicySpellings(address: string): string[] {
+  const bare = address.replace(/ \([^)]*\)$/, "");
+  const parts = [...bare.matchAll(/"((?:[^"\\]|\\.)*)"|([^.]+)/g)].map((match) => match[1] ?? match[2] ?? "");
+  const [type, ...labels] = parts;
+  if (!type || labels.length === 0) return [bare];
+  return [
+    ...new Set([bare, labels[labels.length - 1] as string, `${type} ${labels.map((label) => `"${label}"`).join(" ")}`]),
+  ];
 }

@@ -156,7 +156,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     }
     // A create has no diff: a new policy at a blocking level is said here, at check, whom it would block.
     if (!holder && failures.length === 0 && Object.keys(olds).length === 0) {
-      await sayWhomItBlocks(this.context, undefined, inputs as unknown as PolicyInputs);
+      await sayWhomItBlocks(this.context, undefined, undefined, inputs as unknown as PolicyInputs);
     }
     return { inputs: stampChecked(inputs), failures };
   }
@@ -403,7 +403,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     });
     if (refusal) throw new GovernanceRefusal(refusal);
     if (updates.includes("enforcementLevel") || updates.includes("policySetIds")) {
-      await sayWhomItBlocks(this.context, olds, news);
+      await sayWhomItBlocks(this.context, id, olds, news);
     }
     return result;
   }

@@ -1,64 +1,87 @@
 import { enforcementStrength } from "../../contract/policies";
-import { blocks, describeImpact, reachOfSets, unjudged } from "../impact";
+import { blocks, noReach, type Reach } from "../../impact";
 import { holdsUnknown, knownIds, type ProviderContext } from "../provider-context";
-import { readImpactOnce, sayImpact } from "../stricter-changes";
+import { cannotRead, readImpactOnce, sayImpact } from "../stricter-changes";
 import type { PolicyInputs, PolicyOutputs } from "./properties";
 
 /**
  * A policy made to block, said under the resource before it is applied: a level raised, a set joined at a blocking
- * level, or a new policy at one (`olds` undefined: the engine's check of a create, which has no diff). The runs of
- * the window that failed it at a level that let them go on, in the workspaces its sets reach (impact.ts). Reads
- * only; a failure to read is said, never thrown: it does not stop a preview that would otherwise pass.
+ * level, or a new policy at one (`olds` undefined: the engine's check of a create, which has no diff). Whom it would
+ * block is read in every workspace of every set that holds it: the sets it declares, and those the service holds it
+ * in (a set's own `policyIds`, another stack's set), each set's scope as the service holds it (src/impact/). Reads
+ * only; what it cannot read is said as not known, never as "none".
  */
 export async function sayWhomItBlocks(
   context: ProviderContext,
+  id: string | undefined,
   olds: PolicyOutputs | undefined,
   news: PolicyInputs,
 ): Promise<void> {
   const after = news.enforcementLevel;
-  if (context.impactSettings.windowDays === 0 || !blocks(news.kind, after)) return;
-  const setsUnknown = holdsUnknown(news.policySetIds);
+  if (!blocks(news.kind, after)) return;
   const stronger =
     olds !== undefined &&
     (enforcementStrength(news.kind, after) ?? 0) >
       (enforcementStrength(olds.kind, olds.enforcementLevel) ?? Number.MAX_VALUE);
+  const declared = knownIds(news.policySetIds);
   // A raised level (or a new policy) reaches every workspace of the policy's sets; a set joined, its own.
-  const joined = knownIds(news.policySetIds).filter((id) => !knownIds(olds?.policySetIds).includes(id));
+  const joined = declared.filter((setId) => !knownIds(olds?.policySetIds).includes(setId));
+  const setsUnknown = holdsUnknown(news.policySetIds);
+  if (olds !== undefined && !stronger && joined.length === 0 && !setsUnknown) return;
   const urn = (news as unknown as Record<string, unknown>).__urn;
-  if (setsUnknown) {
-    // Sets made in the same update: their scope is read at the next preview, not this one; said, not guessed.
-    if (olds === undefined || stronger) {
-      const why = "its policy sets are not known until apply";
-      await sayImpact(
-        context,
-        urn,
-        `${olds === undefined ? "new " : ""}policy "${news.name}" at ${after}: whom it would block is not read: ${why}`,
-        unjudged(context.impactSettings.windowDays, why),
-        news.allowStricter === true,
-      );
-    }
-    return;
-  }
-  if (olds !== undefined && !stronger && joined.length === 0) return;
-  const setIds = olds === undefined || stronger ? knownIds(news.policySetIds) : joined;
   const subject =
     olds === undefined
-      ? `new policy "${news.name}"`
+      ? `new policy "${news.name}" at ${after}`
       : stronger
-        ? `policy "${news.name}"`
-        : `policy "${news.name}", joining ${joined.join(", ")},`;
-  if (setIds.length === 0) {
-    // A new policy in no set yet joins one from the set's side, which says so there.
-    if (olds !== undefined) await context.info(urn, `${subject} at ${after} is in no policy set: it blocks no run`);
+        ? `policy "${news.name}" at ${after} (was ${olds.enforcementLevel})`
+        : `policy "${news.name}" at ${after}, joining ${joined.join(", ")},`;
+  const approved = news.allowStricter === true;
+  const notRead: string[] = [];
+  if (setsUnknown) notRead.push("policySetIds holds a set not known until apply");
+  const setIds = new Set(olds === undefined || stronger ? declared : joined);
+  if (olds === undefined) {
+    // A new policy may be taken in by a set's own policyIds, which names it once it exists.
+    if (setIds.size === 0)
+      notRead.push("it is new, and the sets that take it in (their policyIds) name it once it exists");
+  } else if (stronger && id !== undefined) {
+    // The sets the service holds it in: those of its policyIds, and any other stack's.
+    try {
+      const held = await context.client.policies.read(id);
+      for (const setId of held.policySetIds ?? []) setIds.add(setId);
+    } catch (error) {
+      notRead.push(`the policy sets the service holds it in (${(error as Error).message})`);
+    }
+  }
+  const reach: Reach[] = [];
+  const setNames: string[] = [];
+  let overridable = setIds.size > 0;
+  for (const setId of setIds) {
+    try {
+      const set = await context.policySetOf(setId);
+      if (!set) {
+        notRead.push(`policy set ${setId} (not found, or not visible to this token)`);
+        continue;
+      }
+      reach.push({ ...noReach, ...set });
+      setNames.push(set.name);
+      overridable &&= set.overridable === true;
+    } catch (error) {
+      notRead.push(`policy set ${setId} (${(error as Error).message})`);
+    }
+  }
+  if (reach.length === 0 && notRead.length > 0) {
+    await sayImpact(context, urn, subject, cannotRead(context, notRead), approved);
     return;
   }
-  const sets = await reachOfSets(setIds, (id) => context.policySetOf(id));
-  const impact = await readImpactOnce(context, {
-    organization: news.organization,
-    kind: news.kind,
-    policies: [{ name: news.name, level: after }],
-    reach: sets.reach,
-  });
-  impact.notRead.unshift(...sets.notRead);
-  await sayImpact(context, urn, describeImpact(`${subject} at ${after}`, impact), impact, news.allowStricter === true);
+  const answer = await readImpactOnce(
+    context,
+    {
+      organization: news.organization,
+      kind: news.kind,
+      policies: [{ name: news.name, sets: setNames, level: after, overridable }],
+      reach,
+    },
+    notRead,
+  );
+  await sayImpact(context, urn, subject, answer, approved);
 }

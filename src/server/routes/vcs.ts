@@ -18,7 +18,7 @@ export function isLoopbackAddress(address: string | undefined): boolean {
  * machine only: a server started with `--host 0.0.0.0` (a container, a CI service) would otherwise let anyone on
  * the network announce pushes or read what every organization enforces.
  */
-function loopbackOnly(request: FastifyRequest): void {
+export function loopbackOnly(request: FastifyRequest): void {
   if (!isLoopbackAddress(request.socket.remoteAddress)) {
     throw ApiError.single(
       403,
