@@ -39,6 +39,12 @@ export class GitRepository {
     return repository;
   }
 
+  /** A clone of the repository at `from`, in `into`: its remote `origin` is `from` until the caller names another. */
+  static clone(from: string, into: string): GitRepository {
+    execFileSync("git", ["clone", "--quiet", from, into], { env: gitEnv });
+    return new GitRepository(into);
+  }
+
   /** Removes the repository's directory: what a test made under the system's temporary directory goes with it. */
   remove(): void {
     rmSync(this.path, { recursive: true, force: true });

@@ -36,8 +36,18 @@ export interface Enforcement {
    * A level the kind does not know (an expression the check cannot evaluate) cannot be compared.
    */
   policies: Readonly<Record<string, string>>;
-  /** Why `policies` is not what is enforced (content this machine cannot read); null or absent where it is. */
+  /**
+   * Why `policies` is not known to be what is enforced (content this machine cannot read, a checkout not shown to be
+   * what the set reads, a version made outside Pulumi); null or absent where it is. An unknown is never equal to
+   * another, even of the same text: where either side has one, the change cannot be compared.
+   */
   policiesUnknown?: string | null;
+  /**
+   * `policies` holds nothing read (a repository with no checkout, a folder not known until apply): its absent labels
+   * are not removed ones. Where it is false or absent, `policies` is what was read (of the folder, the checkout, or
+   * what the state recorded), and is compared even where `policiesUnknown` says it may not be what is enforced.
+   */
+  policiesNotRead?: boolean;
   /** Terraform policy: what each block enforces besides its level. */
   blocks?: Readonly<Record<string, PolicyBlockShape>>;
   scope?: EnforcedScope;
@@ -77,20 +87,24 @@ export function weakenings(
         "compared",
     );
   }
-  const [unknownBefore, unknownAfter] = [before.policiesUnknown ?? null, after.policiesUnknown ?? null];
-  if (unknownBefore !== null || unknownAfter !== null) {
-    if (unknownBefore !== unknownAfter) {
-      uncomparable(
-        unknownAfter === null
-          ? `what it enforces now cannot be read here (${unknownBefore}), so the new policies cannot be compared with it`
-          : unknownBefore === null
-            ? `the new policies cannot be read here (${unknownAfter}), so they cannot be compared with the ${Object.keys(before.policies).length} it enforces now`
-            : `what it enforces cannot be read here, before (${unknownBefore}) or after (${unknownAfter})`,
-      );
-    }
-  } else {
+  // What can be seen is compared even where something else cannot: a lowering visible in a checkout is a lowering.
+  if (!after.policiesNotRead) {
     for (const finding of policyWeakenings(before, after)) findings.push(finding);
     for (const finding of blockWeakenings(before.blocks ?? {}, after.blocks ?? {})) findings.push(finding);
+  }
+  // An unknown is never equal to another: the same text before and after says the same thing cannot be read, not
+  // that what it stands for stayed the same.
+  const [unknownBefore, unknownAfter] = [before.policiesUnknown ?? null, after.policiesUnknown ?? null];
+  if (unknownBefore !== null || unknownAfter !== null) {
+    uncomparable(
+      unknownAfter === null
+        ? `what it enforces now cannot be read here (${unknownBefore}), so the new policies cannot be compared with it`
+        : unknownBefore === null
+          ? `the new policies cannot be read here (${unknownAfter}), so they cannot be compared with the ${Object.keys(before.policies).length} it enforces now`
+          : unknownBefore === unknownAfter
+            ? `what it enforces cannot be read here (${unknownAfter}), so no change of its policies can be compared`
+            : `what it enforces cannot be read here, before (${unknownBefore}) or after (${unknownAfter})`,
+    );
   }
   if (before.scope && after.scope) {
     for (const finding of scopeWeakenings(before.scope, after.scope)) findings.push(finding);

@@ -2,12 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
 import { type RunningServer, startServer } from "../../src/server";
 import { GitRepository, thirdGenerationLibrary } from "../vcs-repository";
+import { installPlugin } from "./plugin-artifacts";
 import { PulumiProject } from "./pulumi-project";
 
 // Real policy libraries as they are, under the real engine and language host against the local server: an OPA
 // folder written as HashiCorp's OPA tutorial is (Rego v0), a Rego v1 folder, and a library laid out as HashiCorp's
 // third-generation Sentinel library (sets in subfolders, shared functions two levels up), deployed both ways:
-// uploaded from its folder, and read from version control (a local git repository, with a policies path).
+// uploaded from its folder, and read from version control (a local git repository, with a policies path). A checkout
+// whose remote names no identifier (a local path) is not shown to be what its set reads: what it shows is compared
+// all the same, so a lowering there, or a policies path its policies leave, fails preview, in TypeScript and YAML.
 
 const organization = "acme";
 const token = "e2e-libraries-token-0123456789";
@@ -34,6 +37,13 @@ const regoV1Folder = {
     '  r.change.after.acl == "public-read"\n  msg := r.address\n}\n',
 };
 
+/** A second set of the library, holding one advisory policy: where a moved policies path takes the set. */
+const azurePolicies = {
+  "policies/azure/sentinel.hcl":
+    'policy "restrict-vm-size" {\n  source            = "./restrict-vm-size.sentinel"\n  enforcement_level = "advisory"\n}\n',
+  "policies/azure/restrict-vm-size.sentinel": "main = rule { true }\n",
+};
+
 const program = `
 const pulumi = require("@pulumi/pulumi");
 const { PolicySet } = require("pulumi-tfe-governance");
@@ -48,6 +58,12 @@ const sets = {
     policiesPath: "policies/aws",
     vcsCheckout: "library",
   }),
+  // A clone whose remote is the library's path: no identifier shows it to be acme/policy-library.
+  fromLocalClone: new PolicySet("library-local-clone", {
+    vcsRepo: { identifier: "acme/policy-library", oauthTokenId: "${oauthTokenId}" },
+    policiesPath: config.get("localClonePath") ?? "policies/aws",
+    vcsCheckout: "local-clone",
+  }),
 };
 exports.ids = Object.fromEntries(Object.entries(sets).map(([key, set]) => [key, set.policySetId]));
 `;
@@ -57,6 +73,7 @@ describe("real policy libraries deploy as they are, under the real engine", () =
   let client: TfeClient;
   let project: PulumiProject;
   let library: GitRepository;
+  let localClone: GitRepository;
 
   const writes = () => server.requestLog.entries().filter((entry) => entry.method !== "GET");
   const ids = async () =>
@@ -74,7 +91,8 @@ describe("real policy libraries deploy as they are, under the real engine", () =
       secrets: { "tfe:token": token },
     });
     // The team's checkout of its policy library is the repository the service reads, too.
-    library = GitRepository.create(thirdGenerationLibrary, `${project.dir}/library`);
+    library = GitRepository.create({ ...thirdGenerationLibrary, ...azurePolicies }, `${project.dir}/library`);
+    localClone = GitRepository.clone(library.path, `${project.dir}/local-clone`);
     server = await startServer({
       seed: {
         organizations: [{ name: organization, plus: true }],
@@ -140,6 +158,72 @@ describe("real policy libraries deploy as they are, under the real engine", () =
     await project.run(["preview", "--expect-no-changes"]);
   }, 300_000);
 
+  it("a lowering in a checkout whose remote names no identifier fails preview, as does a path its policies leave", async () => {
+    const hcl = thirdGenerationLibrary["policies/aws/sentinel.hcl"] as string;
+    localClone.commit(
+      { "policies/aws/sentinel.hcl": hcl.replace('"hard-mandatory"', '"advisory"') },
+      "restrict-ec2 only warns",
+    );
+    server.requestLog.clear();
+    const lowered = await project.run(["preview"], { allowFailure: true });
+    localClone.git(["reset", "--quiet", "--hard", "HEAD~1"]);
+    expect(lowered.code).not.toBe(0);
+    const said = lowered.output.replace(/\s+/g, " ");
+    expect(said).toContain(
+      'policy set "library-local-clone" weakens governance: policy "restrict-ec2" goes from hard-mandatory to advisory; ' +
+        "what it enforces cannot be read here (vcsCheckout local-clone is not shown to be what the set reads: no " +
+        "remote of the checkout names acme/policy-library",
+    );
+    await project.run(["config", "set", "localClonePath", "policies/azure"]);
+    const moved = await project.run(["preview"], { allowFailure: true });
+    await project.run(["config", "rm", "localClonePath"]);
+    expect(moved.code).not.toBe(0);
+    expect(moved.output.replace(/\s+/g, " ")).toContain('policy "restrict-ec2" (hard-mandatory) is removed');
+    expect(writes()).toEqual([]);
+    // Unchanged, it previews clean: only a change of what it reads cannot be compared.
+    await project.run(["preview", "--expect-no-changes"]);
+  }, 300_000);
+
+  it("through the plugin, from YAML: the same lowering in a local clone fails preview", async () => {
+    const yamlClone = GitRepository.clone(library.path, `${project.dir}/yaml-clone`);
+    const yaml = await PulumiProject.create({
+      name: "tfegov-local-clone",
+      nodeModules: "own",
+      files: {
+        "Pulumi.yaml": `name: tfegov-local-clone
+runtime: yaml
+resources:
+  from-local-clone:
+    type: tfegov:index:PolicySet
+    properties:
+      name: yaml-local-clone
+      vcsRepo:
+        identifier: acme/policy-library
+        oauthTokenId: ${oauthTokenId}
+      policiesPath: policies/aws
+      vcsCheckout: ${yamlClone.path}
+`,
+      },
+      config: { "tfegov:address": server.url, "tfegov:organization": organization },
+      secrets: { "tfegov:token": token },
+      engineLog: false,
+    });
+    try {
+      await installPlugin(yaml);
+      await yaml.up();
+      const hcl = thirdGenerationLibrary["policies/aws/sentinel.hcl"] as string;
+      yamlClone.commit({ "policies/aws/sentinel.hcl": hcl.replace('"hard-mandatory"', '"advisory"') }, "Lowered");
+      const refused = await yaml.run(["preview"], { allowFailure: true });
+      expect(refused.code).not.toBe(0);
+      expect(refused.output.replace(/\s+/g, " ")).toContain(
+        'policy set "yaml-local-clone" weakens governance: policy "restrict-ec2" goes from hard-mandatory to advisory',
+      );
+      await yaml.run(["destroy", "--yes"]);
+    } finally {
+      await yaml.dispose();
+    }
+  }, 300_000);
+
   it("an edited shared function makes exactly one new version of each: an upload, and the push's", async () => {
     const { uploaded, fromVcs } = (await ids()) as { uploaded: string; fromVcs: string };
     const before = { uploaded: await versionsOf(uploaded), fromVcs: await versionsOf(fromVcs) };
@@ -159,7 +243,8 @@ describe("real policy libraries deploy as they are, under the real engine", () =
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ identifier: "acme/policy-library" }),
     });
-    expect(((await pushed.json()) as { versions: string[] }).versions).toHaveLength(1);
+    // One version for each set that reads the repository.
+    expect(((await pushed.json()) as { versions: string[] }).versions).toHaveLength(2);
     for (let attempt = 0; attempt < 100 && (await versionsOf(fromVcs)).current === before.fromVcs.current; attempt++) {
       await new Promise((done) => setTimeout(done, 50));
     }

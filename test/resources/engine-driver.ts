@@ -112,6 +112,26 @@ export class EngineDriver {
     }
   }
 
+  /**
+   * `pulumi import` of a resource the state holds: the engine reads it by id with no state at all, and records what
+   * read answers as its inputs and outputs (what its versions enforce is then not known).
+   */
+  async reimport(name: string): Promise<void> {
+    const recorded = this.state.get(name);
+    if (!recorded) return;
+    const providers = this.providers({});
+    const result = await (providers[recorded.type].read as NonNullable<Provider["read"]>)(recorded.id, {});
+    if (!result.props) {
+      this.state.delete(name);
+      return;
+    }
+    this.state.set(name, {
+      ...recorded,
+      outputs: overTheWire(result.props),
+      inputs: overTheWire(result.inputs ?? {}),
+    });
+  }
+
   private async pass(program: readonly Declared[], env: Record<string, string>, apply: boolean): Promise<Outcome> {
     const providers = this.providers(env);
     const idOf = (name: string) => this.state.get(name)?.id ?? unknownValue;

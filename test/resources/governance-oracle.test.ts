@@ -10,19 +10,25 @@ import type { GitRepository } from "../vcs-repository";
 import { type Declared, EngineDriver } from "./engine-driver";
 import {
   type BlockLabels,
+  type Checkouts,
+  checkoutOf,
+  cloneCheckouts,
   declaredResources,
   enforcedByResource,
   type FolderModel,
+  folderSources,
   hostileLabels,
   initialProgram,
   opaLevels,
   oracleServer,
   type Program,
+  policiesPaths,
   programArguments,
   sentinelLevels,
   tfLevels,
   workspaces,
   writeFolder,
+  writeLibrary,
 } from "./oracle-program";
 
 // The oracle: random sequences of program edits, changes made outside Pulumi and refreshes, against the local
@@ -50,6 +56,8 @@ interface World {
   client: TfeClient;
   driver: EngineDriver;
   library: GitRepository;
+  /** The team's checkouts of the library, from which an applied change is pushed (merged). */
+  checkouts: Checkouts;
   folder: string;
   tfFolder: string;
   labels: BlockLabels;
@@ -91,8 +99,17 @@ const edits: fc.Arbitrary<Step> = fc.oneof(
     edit(`folder ${JSON.stringify(content)}`, (p) => ({ ...p, folderSet: { ...p.folderSet, content } })),
   ),
   fc
-    .constantFrom("directory" as const, "vcs-checkout" as const, "vcs-plain" as const)
+    .constantFrom(...folderSources)
     .map((source) => edit(`folder source ${source}`, (p) => ({ ...p, folderSet: { ...p.folderSet, source } }))),
+  fc
+    .constantFrom(...policiesPaths)
+    .map((path) => edit(`folder policies path ${path}`, (p) => ({ ...p, folderSet: { ...p.folderSet, path } }))),
+  fc.boolean().map((sensitive) =>
+    edit(`terraform policy parameter sensitive ${sensitive}`, (p) => ({
+      ...p,
+      terraformPolicy: { ...p.terraformPolicy, sensitive },
+    })),
+  ),
   subset.map((scope) =>
     edit(`folder set scope ${scope}`, (p) => ({ ...p, folderSet: { ...p.folderSet, workspaces: scope } })),
   ),
@@ -130,6 +147,9 @@ const outsideChanges: fc.Arbitrary<Step> = fc.oneof(
       if (parameter) await world.client.policySets.updateParameter(id, parameter.id, { value: level });
     }),
   ),
+  fc
+    .constantFrom("folder-set", "terraform-policy", "set-of-policies")
+    .map((name) => outside(`${name} imported anew`, (world) => world.driver.reimport(name))),
   folderModel.map((content) =>
     outside(`folder version ${JSON.stringify(content)}`, async (world) => {
       const recorded = world.driver.state.get("folder-set");
@@ -182,8 +202,35 @@ async function settled(client: TfeClient, versionId: string) {
 /** The program's resources, with their files written. */
 function declared(program: Program, world: World): Declared[] {
   return declaredResources(
-    programArguments(program, { folder: world.folder, tfFolder: world.tfFolder, library: world.library }),
+    programArguments(program, {
+      folder: world.folder,
+      tfFolder: world.tfFolder,
+      library: world.library,
+      checkouts: world.checkouts,
+    }),
   );
+}
+
+/**
+ * What the repository the service reads gets, and when: a change previewed from a checkout is pushed (merged) once
+ * `up` applied it, the gate a team's pipeline puts before the merge; content read with no checkout is pushed by
+ * whoever, before the `up`, as a change made outside Pulumi. Each push is announced, as a provider's webhook is,
+ * and the versions it makes are awaited.
+ */
+async function push(world: World, program: Program, from: GitRepository | undefined): Promise<void> {
+  if (from) {
+    from.git(["push", "--quiet", world.library.path, "HEAD:main"]);
+  } else {
+    writeLibrary(world.library, program);
+  }
+  const answer = await fetch(`${world.server.url}/_local/vcs-push`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ identifier: "acme/policy-library", branch: "main" }),
+  });
+  if (!answer.ok) throw new Error(`POST /_local/vcs-push answered ${answer.status}: ${await answer.text()}`);
+  const { versions } = (await answer.json()) as { versions: string[] };
+  for (const version of versions) await settled(world.client, version);
 }
 
 /** What the service enforces, each policy by the resource that owns it in the driver's state. */
@@ -209,24 +256,47 @@ const tally = {
   reasons: new Map<string, number>(),
 };
 
+/**
+ * Where a sequence starts: the folder set's source and path, and whether the Terraform policy's level is read from a
+ * secret, drawn too, so that every source of "not known" is met from the first `up` and not only after an approval.
+ */
+interface Start {
+  folderSet?: Partial<Pick<Program["folderSet"], "source" | "path">>;
+  terraformPolicy?: Partial<Pick<Program["terraformPolicy"], "sensitive">>;
+}
+
+const start: fc.Arbitrary<Start> = fc.record({
+  folderSet: fc.record({ source: fc.constantFrom(...folderSources), path: fc.constantFrom(...policiesPaths) }),
+  terraformPolicy: fc.record({ sensitive: fc.boolean() }),
+});
+
 /** Runs `steps` from a fresh server; `guardOff` approves every run behind the oracle's back (a test of the test). */
 async function runSequence(
   steps: Step[],
   guardOff = false,
   labels: BlockLabels = initialProgram.labels,
+  start: Start = {},
 ): Promise<void> {
   const { server, library } = await oracleServer(token);
   const client = new TfeClient({ address: server.url, token, rateLimit: false });
+  let program: Program = {
+    ...initialProgram,
+    labels,
+    folderSet: { ...initialProgram.folderSet, ...start.folderSet },
+    terraformPolicy: { ...initialProgram.terraformPolicy, ...start.terraformPolicy },
+  };
+  // The repository holds the first program's content before any checkout is cloned from it.
+  writeLibrary(library, program);
   const world: World = {
     server,
     client,
     driver: new EngineDriver(client),
     library,
+    checkouts: cloneCheckouts(library, mkdtempSync(join(work, "checkouts-"))),
     folder: mkdtempSync(join(work, "folder-")),
     tfFolder: mkdtempSync(join(work, "tfpolicy-")),
     labels,
   };
-  let program: Program = { ...initialProgram, labels };
   const history: string[] = [];
   tally.sequences++;
   try {
@@ -243,9 +313,14 @@ async function runSequence(
         continue;
       }
       program = next.edit(program);
+      // Read with no checkout, the repository's content is not Pulumi's: pushed before, and not judged.
+      if (program.folderSet.source === "vcs-plain") await push(world, program, undefined);
       const before = await enforced(world);
       const outcome = await world.driver.up(declared(program, world), guardOff ? { TFE_ALLOW_WEAKENING: "true" } : {});
       if (process.env.ORACLE_TRACE) console.log(describeStep(next), JSON.stringify(outcome).slice(0, 300));
+      // Previewed from a checkout, a change is merged once up applied it.
+      const checkout = checkoutOf(program, world);
+      if (outcome.applied && checkout) await push(world, program, checkout);
       const after = await enforced(world);
       const lost = weakened(before, after);
       tally.steps++;
@@ -273,6 +348,8 @@ async function runSequence(
     await client.close();
     await server.close();
     library.remove();
+    world.checkouts.named.remove();
+    world.checkouts.foreign.remove();
   }
 }
 
@@ -282,8 +359,9 @@ describe("the governance oracle", () => {
       fc.asyncProperty(
         fc.array(step, { minLength: 2, maxLength: 8 }),
         fc.uniqueArray(fc.constantFrom(...hostileLabels), { minLength: 2, maxLength: 2 }),
-        async (steps, [x, y]) => {
-          await runSequence(steps, false, { x: x as string, y: y as string });
+        start,
+        async (steps, [x, y], from) => {
+          await runSequence(steps, false, { x: x as string, y: y as string }, from);
         },
       ),
       { numRuns: runs, endOnFailure: false, ...(seed === undefined ? {} : { seed }) },

@@ -73,7 +73,23 @@ describe("the guard", () => {
     expect(texts(set(), set({ policiesUnknown: "read from version control with no vcsCheckout" }))).toEqual([
       "? the new policies cannot be read here (read from version control with no vcsCheckout), so they cannot be compared with the 2 it enforces now",
     ]);
-    expect(texts(set({ policiesUnknown: "x" }), set({ policiesUnknown: "x" }))).toEqual([]);
+    // An unknown is never equal to another, even of the same text; and what can be seen is compared regardless.
+    expect(texts(set({ policiesUnknown: "x" }), set({ policiesUnknown: "x" }))).toEqual([
+      "? what it enforces cannot be read here (x), so no change of its policies can be compared",
+    ]);
+    expect(
+      texts(
+        set({ policiesUnknown: "x" }),
+        set({ policiesUnknown: "x", policies: { "require-tags": "advisory", "limit-size": "soft-mandatory" } }),
+      ),
+    ).toEqual([
+      '- policy "require-tags" goes from hard-mandatory to advisory',
+      "? what it enforces cannot be read here (x), so no change of its policies can be compared",
+    ]);
+    // Where nothing of the new policies was read, their absence is no removal: only the unknown is said.
+    expect(texts(set(), set({ policiesUnknown: "no checkout", policies: {}, policiesNotRead: true }))).toEqual([
+      "? the new policies cannot be read here (no checkout), so they cannot be compared with the 2 it enforces now",
+    ]);
     expect(texts(set({ policiesUnknown: "x" }), set())).toHaveLength(1);
     expect(texts(set(), set({ scope: { ...scope, workspaceIds: unknownValue as unknown as string[] } }))).toEqual([
       "? workspaceIds is not known until apply",

@@ -29,12 +29,27 @@ export interface FolderModel {
 export type BlockLabels = Record<"x" | "y", string>;
 export const hostileLabels = ["x", "y", "__proto__", "constructor", "toString", "hasOwnProperty", "a.b", "ü-étiquette"];
 
+/**
+ * Where the folder set reads its policies: an uploaded folder; version control with a checkout whose remote names the
+ * repository, with one whose remote names no identifier (a local path: not shown to be what the set reads), or
+ * with none.
+ */
+export const folderSources = ["directory", "vcs-checkout", "vcs-foreign-checkout", "vcs-plain"] as const;
+/** The set's policies path in the repository: "elsewhere" holds a folder with no policies. */
+export const policiesPaths = ["set", "elsewhere"] as const;
+
 export interface Program {
   labels: BlockLabels;
   policy: { name: "p1" | "p1-renamed"; level: string; inSet: boolean; code: 0 | 1 };
   setOfPolicies: { global: boolean; workspaces: string[]; excluded: string[] };
-  folderSet: { source: "directory" | "vcs-checkout" | "vcs-plain"; content: FolderModel; workspaces: string[] };
-  terraformPolicy: { level: string; enforceTwice: boolean; filter: boolean };
+  folderSet: {
+    source: (typeof folderSources)[number];
+    path: (typeof policiesPaths)[number];
+    content: FolderModel;
+    workspaces: string[];
+  };
+  /** `sensitive`: the parameter its level reads is a secret, whose value the service never shows back. */
+  terraformPolicy: { level: string; enforceTwice: boolean; filter: boolean; sensitive: boolean };
   approve: boolean;
 }
 
@@ -44,18 +59,78 @@ export const initialProgram: Program = {
   setOfPolicies: { global: false, workspaces: [workspaces[0] as string], excluded: [] },
   folderSet: {
     source: "directory",
+    path: "set",
     content: { kind: "sentinel", levels: { x: "hard-mandatory", y: "soft-mandatory" } },
     workspaces: [workspaces[1] as string],
   },
-  terraformPolicy: { level: "mandatory", enforceTwice: false, filter: false },
+  terraformPolicy: { level: "mandatory", enforceTwice: false, filter: false, sensitive: false },
   approve: false,
 };
 
-/** Where the program's files are: a set's folder, the Terraform policy folder, the library's checkout. */
+/**
+ * Where the program's files are: a set's folder, the Terraform policy folder, the library (the repository the
+ * service reads), and the team's checkouts of it. Without `checkouts`, the library is its own checkout: what the
+ * program writes is in the repository at once (the engine driver's test, which runs no push).
+ */
 export interface ProgramPaths {
   folder: string;
   tfFolder: string;
   library: GitRepository;
+  checkouts?: Checkouts;
+}
+
+/** Two clones of the library: one whose remote names it, one whose remote is a local path (no identifier). */
+export interface Checkouts {
+  named: GitRepository;
+  foreign: GitRepository;
+}
+
+/** Clones of `library` to preview from, and the library made to take their pushes to its checked-out branch. */
+export function cloneCheckouts(library: GitRepository, into: string): Checkouts {
+  library.git(["config", "receive.denyCurrentBranch", "updateInstead"]);
+  const clone = (name: string, remote: string) => {
+    const checkout = GitRepository.clone(library.path, join(into, name));
+    checkout.git(["remote", "set-url", "origin", remote]);
+    return checkout;
+  };
+  return {
+    named: clone("named", "https://github.com/acme/policy-library.git"),
+    foreign: clone("foreign", library.path),
+  };
+}
+
+/**
+ * Writes the folder set's content into `repository` as the program has it (at its policies path, with "elsewhere"
+ * holding no policies) and commits it, on top of what the library holds: a checkout is brought to the library's
+ * branch first, so that its push is always a fast-forward and a refused change left in it is dropped.
+ */
+export function writeLibrary(repository: GitRepository, program: Program, library?: GitRepository): void {
+  if (library && library !== repository) {
+    repository.git(["fetch", "--quiet", library.path, "main"]);
+    repository.git(["reset", "--quiet", "--hard", "FETCH_HEAD"]);
+  }
+  const { content, path } = program.folderSet;
+  writeFolder(
+    repository.path,
+    path === "set" ? content : { kind: content.kind, levels: { x: null, y: null } },
+    program.labels,
+    "set",
+  );
+  writeFolder(
+    repository.path,
+    path === "elsewhere" ? content : { kind: content.kind, levels: { x: null, y: null } },
+    program.labels,
+    "elsewhere",
+  );
+  if (repository.git(["status", "--porcelain"]).trim() !== "") repository.commit({}, "Program's content");
+}
+
+/** The checkout the program previews from, where its source has one. */
+export function checkoutOf(program: Program, paths: ProgramPaths): GitRepository | undefined {
+  const source = program.folderSet.source;
+  if (source === "directory" || (source === "vcs-plain" && paths.checkouts)) return undefined;
+  if (!paths.checkouts) return paths.library;
+  return source === "vcs-foreign-checkout" ? paths.checkouts.foreign : paths.checkouts.named;
 }
 
 /** Writes a policy-set folder holding `content`: each block a file (x or y), labelled as `labels` says, at its level. */
@@ -104,19 +179,18 @@ export function programArguments(program: Program, paths: ProgramPaths) {
   writeFolder(paths.folder, program.folderSet.content, program.labels);
   writeTerraformPolicy(paths.tfFolder, program.terraformPolicy);
   const approve = program.approve;
+  const checkout = checkoutOf(program, paths);
   const folderSource =
     program.folderSet.source === "directory"
       ? { directory: paths.folder }
       : {
           vcsRepo: { identifier: "acme/policy-library", branch: "main", oauthTokenId },
-          policiesPath: "set",
-          ...(program.folderSet.source === "vcs-checkout" ? { vcsCheckout: paths.library.path } : {}),
+          policiesPath: program.folderSet.path,
+          ...(program.folderSet.source !== "vcs-plain" && checkout ? { vcsCheckout: checkout.path } : {}),
         };
-  if (program.folderSet.source !== "directory") {
-    // The library's checkout holds the program's content: what the service reads when the set moves to it.
-    writeFolder(paths.library.path, program.folderSet.content, program.labels, "set");
-    paths.library.commit({}, "Program's content");
-  }
+  // The checkout holds the program's content; without checkouts of its own, the library is it (and what the
+  // service reads when the set moves to it).
+  if (checkout) writeLibrary(checkout, program, paths.library);
   return {
     setOfPolicies: {
       organization,
@@ -151,6 +225,7 @@ export function programArguments(program: Program, paths: ProgramPaths) {
       parameters: { level: program.terraformPolicy.level },
       allowWeakening: approve,
     },
+    terraformPolicySensitive: program.terraformPolicy.sensitive,
   };
 }
 
@@ -170,7 +245,9 @@ export function declaredResources(args: ReturnType<typeof programArguments>): De
       // What the PolicySet class makes of a plain parameter in a program: a value that is no secret.
       args: () => ({
         ...args.terraformPolicy,
-        parameters: { level: { value: args.terraformPolicy.parameters.level, sensitive: false } },
+        parameters: {
+          level: { value: args.terraformPolicy.parameters.level, sensitive: args.terraformPolicySensitive },
+        },
       }),
     },
   ];

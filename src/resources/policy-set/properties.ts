@@ -4,6 +4,7 @@ import type { PolicySetKind } from "../../contract/policies";
 import { isSecretEnvelope, secretEnvelope } from "../derived-secrets";
 import type { Enforcement, PolicyBlockShape } from "../guard";
 import { propertiesThat, propertyTable } from "../property-table";
+import { isUnknown } from "../unknown";
 import type { ParameterState, VcsRepoShape } from "./requests";
 
 // PolicySet's arguments, inputs, outputs and its table of properties: what the checks, the provider and the
@@ -215,9 +216,18 @@ export function setEnforcement(props: Partial<Record<keyof PolicySetOutputs, unk
     typeof props.vcsRepo === "object" &&
     props.vcsRepo !== null &&
     Object.keys(props.folderPolicies ?? {}).length === 0;
+  // Nothing of its policies was read here: a repository with no checkout, a checkout or folder known only at apply.
+  const readsVcs = typeof props.vcsRepo === "object" && props.vcsRepo !== null;
+  const notRead =
+    unrecorded ||
+    isUnknown(props.folderPolicies) ||
+    isUnknown(props.directory) ||
+    isUnknown(props.vcsCheckout) ||
+    ((readsVcs || isUnknown(props.vcsRepo)) && (props.vcsCheckout === undefined || props.vcsCheckout === null));
   return {
     kind: props.kind as PolicySetKind,
-    policies: (props.folderPolicies ?? {}) as Record<string, string>,
+    policies: (isUnknown(props.folderPolicies) ? {} : (props.folderPolicies ?? {})) as Record<string, string>,
+    ...(notRead ? { policiesNotRead: true } : {}),
     policiesUnknown: unrecorded
       ? "the state was written before this library recorded what a set read from version control enforces"
       : ((props.policiesUnknown ?? null) as string | null),

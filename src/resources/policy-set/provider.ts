@@ -7,7 +7,7 @@ import type { TfeClient } from "../../client/client";
 import { TfeApiError } from "../../client/errors";
 import type { CreatePolicySetOptions, PolicySet as ServicePolicySet } from "../../client/policy-sets";
 import { packFiles } from "../../policy-code/archive";
-import { type ContentBaseline, type Finding, strongerBaseline } from "../guard";
+import { type ContentBaseline, type Enforcement, type Finding, strongerBaseline } from "../guard";
 import { declareMembership, ownerOf, twiceDeclared } from "../memberships";
 import { checkedThisOperation } from "../operation";
 import { argumentsOf, importing } from "../property-table";
@@ -150,12 +150,20 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     const onService = enforcing ? await this.held(id, olds, { warn: false, unseenSecrets: true }) : undefined;
     // A checkout at the commit the service evaluates shows what it enforces where the state cannot.
     const known = await contentAtServiceCommit(this.context, id, olds, news);
+    // What the set reads its policies from is compared where the change touches it; where it does not (a scope, a
+    // member, overridable), the policies before and after are the same ones, whatever they are, and are left out.
+    // A Terraform policy's level may read a parameter: there, parameters are part of what it enforces too.
+    const touched = changed.some(
+      (property) => contentProperties.includes(property) || (property === "parameters" && news.kind === "tfpolicy"),
+    );
+    const enforcement = (props: Partial<PolicySetOutputs>) =>
+      touched ? setEnforcement(props) : withoutContent(setEnforcement(props));
     const refusal = await this.context.judge({
       subject: `policy set "${news.name}"`,
       what: "policy set",
-      before: setEnforcement({ ...olds, ...known }),
-      onService: onService && setEnforcement({ ...onService, ...known }),
-      after: setEnforcement(news),
+      before: enforcement({ ...olds, ...known }),
+      onService: onService && enforcement({ ...onService, ...known }),
+      after: enforcement(news),
       allowedOnResource: news.allowWeakening === true,
       urn: (news as unknown as Record<string, unknown>).__urn,
       describe: (findings) => this.namePolicies(findings),
@@ -462,6 +470,29 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     await deleteConfirmingGone(policySetAccess(this.context.client), id, props.organization);
   }
 }
+
+/**
+ * What says which policies a set enforces: its folder or checkout (their policies, blocks and hash), its repository,
+ * branch and path, its kind. A change of none of them leaves its policies as they are.
+ */
+const contentProperties: readonly string[] = [
+  "folderPolicies",
+  "policyBlocks",
+  "policiesUnknown",
+  "contentHash",
+  "vcsRepo",
+  "policiesPath",
+  "kind",
+];
+
+/** An enforcement with its policies left out: for a change that does not touch them. */
+const withoutContent = (enforcement: Enforcement): Enforcement => ({
+  ...enforcement,
+  policies: {},
+  policiesUnknown: null,
+  policiesNotRead: false,
+  blocks: {},
+});
 
 /** What a change of sends nothing the guard compares: no read of the service for it at preview. */
 const unguardedProperties: readonly string[] = ["name", "description", "agentEnabled", "policyToolVersion"];
