@@ -92,7 +92,16 @@ const namedTypes: Record<string, string> = {
   PolicySetVcs: "PolicySetVcs",
   PolicyRunResult: "PolicyRunResult",
 };
-const typesToDeclare = new Map<string, ts.Type>();
+/**
+ * Each named type with every TypeScript type it stands for: one schema type serves inputs and outputs alike
+ * (`VcsRepoArgs` and `VcsRepoShape` are both `VcsRepo`), so a property is required only where each of them requires
+ * it: a program may leave out what the provider fills in.
+ */
+const typesToDeclare = new Map<string, ts.Type[]>();
+const declareType = (name: string, type: ts.Type) => {
+  const known = typesToDeclare.get(name) ?? [];
+  if (!known.includes(type)) typesToDeclare.set(name, [...known, type]);
+};
 /** Names of object types written inline, by the property that holds them. */
 const inlineTypeNames: Record<string, string> = { enforce: "EnforceEntry", vcsRepo: "PolicySetVcsRepo" };
 
@@ -130,13 +139,13 @@ function schemaType(type: ts.Type, name: string): Property {
   const symbolName = (type.aliasSymbol ?? type.getSymbol())?.getName() ?? "";
   const named = namedTypes[symbolName];
   if (named) {
-    typesToDeclare.set(named, type);
+    declareType(named, type);
     return { $ref: `#/types/${token(named)}` };
   }
   if (symbolName === "__type" || symbolName === "__object" || type.isIntersection()) {
     // An inline object type, named after the property that holds it.
     const inline = inlineTypeNames[name] ?? `${name[0]?.toUpperCase()}${name.slice(1)}Entry`;
-    typesToDeclare.set(inline, type);
+    declareType(inline, type);
     return { $ref: `#/types/${token(inline)}` };
   }
   throw new Error(`${name}: cannot map ${text}`);
@@ -451,9 +460,12 @@ for (
   pending.length > 0;
   pending = [...typesToDeclare].filter(([name]) => !types[token(name)])
 ) {
-  for (const [name, type] of pending) {
-    const { properties, required } = objectProperties(type, name);
-    types[token(name)] = { type: "object", properties, required };
+  for (const [name, [first, ...others]] of pending) {
+    const { properties, required } = objectProperties(first as ts.Type, name);
+    const requiredByAll = required.filter((key) =>
+      others.every((other) => objectProperties(other, name).required.includes(key)),
+    );
+    types[token(name)] = { type: "object", properties, required: requiredByAll };
   }
 }
 schema.types = Object.fromEntries(Object.entries(types).sort(([a], [b]) => (a < b ? -1 : 1)));

@@ -16,8 +16,8 @@ namespace PulumiTfeGovernance.Tfegov.Inputs
         [Input("mode", required: true)]
         public Input<string> Mode { get; set; } = null!;
 
-        [Input("path", required: true)]
-        public Input<string> Path { get; set; } = null!;
+        [Input("path")]
+        public Input<string>? Path { get; set; }
 
         public EnforceEntryArgs()
         {

@@ -13,6 +13,9 @@ namespace PulumiTfeGovernance.Tfegov.Inputs
 
     public sealed class VcsRepoArgs : global::Pulumi.ResourceArgs
     {
+        /// <summary>
+        /// Default: the repository's default branch.
+        /// </summary>
         [Input("branch")]
         public Input<string>? Branch { get; set; }
 
@@ -22,8 +25,8 @@ namespace PulumiTfeGovernance.Tfegov.Inputs
         [Input("identifier", required: true)]
         public Input<string> Identifier { get; set; } = null!;
 
-        [Input("ingressSubmodules", required: true)]
-        public Input<bool> IngressSubmodules { get; set; } = null!;
+        [Input("ingressSubmodules")]
+        public Input<bool>? IngressSubmodules { get; set; }
 
         [Input("oauthTokenId")]
         public Input<string>? OauthTokenId { get; set; }

@@ -15,13 +15,13 @@ namespace PulumiTfeGovernance.Tfegov.Outputs
     public sealed class EnforceEntry
     {
         public readonly string Mode;
-        public readonly string Path;
+        public readonly string? Path;
 
         [OutputConstructor]
         private EnforceEntry(
             string mode,
 
-            string path)
+            string? path)
         {
             Mode = mode;
             Path = path;

@@ -26,6 +26,10 @@ namespace PulumiTfeGovernance.Tfegov.Outputs
         /// The level the run evaluated it at, as the service reports it (`advisory`, `mandatory`, ...).
         /// </summary>
         public readonly string Level;
+        /// <summary>
+        /// Whether a user overrode the failure (at an overridable level), so the run went on past it.
+        /// </summary>
+        public readonly bool Overridden;
         public readonly string Policy;
         public readonly string PolicySet;
         /// <summary>
@@ -34,7 +38,7 @@ namespace PulumiTfeGovernance.Tfegov.Outputs
         public readonly string RecordedBy;
         public readonly string RunId;
         /// <summary>
-        /// `passed`, `failed` or `errored`.
+        /// `passed`, `failed` or `errored` (Terraform policy: also `unknown`).
         /// </summary>
         public readonly string Status;
         public readonly string WorkspaceId;
@@ -47,6 +51,8 @@ namespace PulumiTfeGovernance.Tfegov.Outputs
             string kind,
 
             string level,
+
+            bool overridden,
 
             string policy,
 
@@ -65,6 +71,7 @@ namespace PulumiTfeGovernance.Tfegov.Outputs
             CreatedAt = createdAt;
             Kind = kind;
             Level = level;
+            Overridden = overridden;
             Policy = policy;
             PolicySet = policySet;
             RecordedBy = recordedBy;

@@ -14,10 +14,13 @@ namespace PulumiTfeGovernance.Tfegov.Outputs
     [OutputType]
     public sealed class VcsRepo
     {
+        /// <summary>
+        /// Default: the repository's default branch.
+        /// </summary>
         public readonly string? Branch;
         public readonly string? GithubAppInstallationId;
         public readonly string Identifier;
-        public readonly bool IngressSubmodules;
+        public readonly bool? IngressSubmodules;
         public readonly string? OauthTokenId;
 
         [OutputConstructor]
@@ -28,7 +31,7 @@ namespace PulumiTfeGovernance.Tfegov.Outputs
 
             string identifier,
 
-            bool ingressSubmodules,
+            bool? ingressSubmodules,
 
             string? oauthTokenId)
         {

@@ -83,8 +83,8 @@ func (o DeprecationPtrOutput) Reason() pulumi.StringPtrOutput {
 }
 
 type EnforceEntry struct {
-	Mode string `pulumi:"mode"`
-	Path string `pulumi:"path"`
+	Mode string  `pulumi:"mode"`
+	Path *string `pulumi:"path"`
 }
 
 // EnforceEntryInput is an input type that accepts EnforceEntryArgs and EnforceEntryOutput values.
@@ -99,8 +99,8 @@ type EnforceEntryInput interface {
 }
 
 type EnforceEntryArgs struct {
-	Mode pulumi.StringInput `pulumi:"mode"`
-	Path pulumi.StringInput `pulumi:"path"`
+	Mode pulumi.StringInput    `pulumi:"mode"`
+	Path pulumi.StringPtrInput `pulumi:"path"`
 }
 
 func (EnforceEntryArgs) ElementType() reflect.Type {
@@ -158,8 +158,8 @@ func (o EnforceEntryOutput) Mode() pulumi.StringOutput {
 	return o.ApplyT(func(v EnforceEntry) string { return v.Mode }).(pulumi.StringOutput)
 }
 
-func (o EnforceEntryOutput) Path() pulumi.StringOutput {
-	return o.ApplyT(func(v EnforceEntry) string { return v.Path }).(pulumi.StringOutput)
+func (o EnforceEntryOutput) Path() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v EnforceEntry) *string { return v.Path }).(pulumi.StringPtrOutput)
 }
 
 type EnforceEntryArrayOutput struct{ *pulumi.OutputState }
@@ -560,13 +560,15 @@ type PolicyRunResult struct {
 	// `sentinel`, `opa` or `tfpolicy`.
 	Kind string `pulumi:"kind"`
 	// The level the run evaluated it at, as the service reports it (`advisory`, `mandatory`, ...).
-	Level     string `pulumi:"level"`
-	Policy    string `pulumi:"policy"`
-	PolicySet string `pulumi:"policySet"`
+	Level string `pulumi:"level"`
+	// Whether a user overrode the failure (at an overridable level), so the run went on past it.
+	Overridden bool   `pulumi:"overridden"`
+	Policy     string `pulumi:"policy"`
+	PolicySet  string `pulumi:"policySet"`
 	// `task-stage`, `policy-check` or `tf-policy-evaluation`: how the run recorded it.
 	RecordedBy string `pulumi:"recordedBy"`
 	RunId      string `pulumi:"runId"`
-	// `passed`, `failed` or `errored`.
+	// `passed`, `failed` or `errored` (Terraform policy: also `unknown`).
 	Status        string `pulumi:"status"`
 	WorkspaceId   string `pulumi:"workspaceId"`
 	WorkspaceName string `pulumi:"workspaceName"`
@@ -601,6 +603,11 @@ func (o PolicyRunResultOutput) Level() pulumi.StringOutput {
 	return o.ApplyT(func(v PolicyRunResult) string { return v.Level }).(pulumi.StringOutput)
 }
 
+// Whether a user overrode the failure (at an overridable level), so the run went on past it.
+func (o PolicyRunResultOutput) Overridden() pulumi.BoolOutput {
+	return o.ApplyT(func(v PolicyRunResult) bool { return v.Overridden }).(pulumi.BoolOutput)
+}
+
 func (o PolicyRunResultOutput) Policy() pulumi.StringOutput {
 	return o.ApplyT(func(v PolicyRunResult) string { return v.Policy }).(pulumi.StringOutput)
 }
@@ -618,7 +625,7 @@ func (o PolicyRunResultOutput) RunId() pulumi.StringOutput {
 	return o.ApplyT(func(v PolicyRunResult) string { return v.RunId }).(pulumi.StringOutput)
 }
 
-// `passed`, `failed` or `errored`.
+// `passed`, `failed` or `errored` (Terraform policy: also `unknown`).
 func (o PolicyRunResultOutput) Status() pulumi.StringOutput {
 	return o.ApplyT(func(v PolicyRunResult) string { return v.Status }).(pulumi.StringOutput)
 }
@@ -1002,10 +1009,11 @@ func (o PolicySetVcsRepoPtrOutput) ServiceProvider() pulumi.StringPtrOutput {
 }
 
 type VcsRepo struct {
+	// Default: the repository's default branch.
 	Branch                  *string `pulumi:"branch"`
 	GithubAppInstallationId *string `pulumi:"githubAppInstallationId"`
 	Identifier              string  `pulumi:"identifier"`
-	IngressSubmodules       bool    `pulumi:"ingressSubmodules"`
+	IngressSubmodules       *bool   `pulumi:"ingressSubmodules"`
 	OauthTokenId            *string `pulumi:"oauthTokenId"`
 }
 
@@ -1021,10 +1029,11 @@ type VcsRepoInput interface {
 }
 
 type VcsRepoArgs struct {
+	// Default: the repository's default branch.
 	Branch                  pulumi.StringPtrInput `pulumi:"branch"`
 	GithubAppInstallationId pulumi.StringPtrInput `pulumi:"githubAppInstallationId"`
 	Identifier              pulumi.StringInput    `pulumi:"identifier"`
-	IngressSubmodules       pulumi.BoolInput      `pulumi:"ingressSubmodules"`
+	IngressSubmodules       pulumi.BoolPtrInput   `pulumi:"ingressSubmodules"`
 	OauthTokenId            pulumi.StringPtrInput `pulumi:"oauthTokenId"`
 }
 
@@ -1105,6 +1114,7 @@ func (o VcsRepoOutput) ToVcsRepoPtrOutputWithContext(ctx context.Context) VcsRep
 	}).(VcsRepoPtrOutput)
 }
 
+// Default: the repository's default branch.
 func (o VcsRepoOutput) Branch() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v VcsRepo) *string { return v.Branch }).(pulumi.StringPtrOutput)
 }
@@ -1117,8 +1127,8 @@ func (o VcsRepoOutput) Identifier() pulumi.StringOutput {
 	return o.ApplyT(func(v VcsRepo) string { return v.Identifier }).(pulumi.StringOutput)
 }
 
-func (o VcsRepoOutput) IngressSubmodules() pulumi.BoolOutput {
-	return o.ApplyT(func(v VcsRepo) bool { return v.IngressSubmodules }).(pulumi.BoolOutput)
+func (o VcsRepoOutput) IngressSubmodules() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v VcsRepo) *bool { return v.IngressSubmodules }).(pulumi.BoolPtrOutput)
 }
 
 func (o VcsRepoOutput) OauthTokenId() pulumi.StringPtrOutput {
@@ -1149,6 +1159,7 @@ func (o VcsRepoPtrOutput) Elem() VcsRepoOutput {
 	}).(VcsRepoOutput)
 }
 
+// Default: the repository's default branch.
 func (o VcsRepoPtrOutput) Branch() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *VcsRepo) *string {
 		if v == nil {
@@ -1181,7 +1192,7 @@ func (o VcsRepoPtrOutput) IngressSubmodules() pulumi.BoolPtrOutput {
 		if v == nil {
 			return nil
 		}
-		return &v.IngressSubmodules
+		return v.IngressSubmodules
 	}).(pulumi.BoolPtrOutput)
 }
 

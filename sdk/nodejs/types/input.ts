@@ -7,7 +7,7 @@ import * as outputs from "../types/output";
 
 export interface EnforceEntryArgs {
     mode: pulumi.Input<string>;
-    path: pulumi.Input<string>;
+    path?: pulumi.Input<string>;
 }
 
 export interface PolicyOverrideArgs {
@@ -20,9 +20,12 @@ export interface PolicyOverrideArgs {
 }
 
 export interface VcsRepoArgs {
+    /**
+     * Default: the repository's default branch.
+     */
     branch?: pulumi.Input<string>;
     githubAppInstallationId?: pulumi.Input<string>;
     identifier: pulumi.Input<string>;
-    ingressSubmodules: pulumi.Input<boolean>;
+    ingressSubmodules?: pulumi.Input<boolean>;
     oauthTokenId?: pulumi.Input<string>;
 }

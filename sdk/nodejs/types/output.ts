@@ -12,7 +12,7 @@ export interface Deprecation {
 
 export interface EnforceEntry {
     mode: string;
-    path: string;
+    path?: string;
 }
 
 export interface ModuleVersionSummary {
@@ -76,6 +76,10 @@ export interface PolicyRunResult {
      * The level the run evaluated it at, as the service reports it (`advisory`, `mandatory`, ...).
      */
     level: string;
+    /**
+     * Whether a user overrode the failure (at an overridable level), so the run went on past it.
+     */
+    overridden: boolean;
     policy: string;
     policySet: string;
     /**
@@ -84,7 +88,7 @@ export interface PolicyRunResult {
     recordedBy: string;
     runId: string;
     /**
-     * `passed`, `failed` or `errored`.
+     * `passed`, `failed` or `errored` (Terraform policy: also `unknown`).
      */
     status: string;
     workspaceId: string;
@@ -141,10 +145,13 @@ export interface PolicySetVcsRepo {
 }
 
 export interface VcsRepo {
+    /**
+     * Default: the repository's default branch.
+     */
     branch?: string;
     githubAppInstallationId?: string;
     identifier: string;
-    ingressSubmodules: boolean;
+    ingressSubmodules?: boolean;
     oauthTokenId?: string;
 }
 

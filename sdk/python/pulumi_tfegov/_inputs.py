@@ -25,15 +25,16 @@ __all__ = [
 
 class EnforceEntryArgsDict(TypedDict):
     mode: pulumi.Input[_builtins.str]
-    path: pulumi.Input[_builtins.str]
+    path: NotRequired[pulumi.Input[_builtins.str]]
 
 @pulumi.input_type
 class EnforceEntryArgs:
     def __init__(__self__, *,
                  mode: pulumi.Input[_builtins.str],
-                 path: pulumi.Input[_builtins.str]):
+                 path: Optional[pulumi.Input[_builtins.str]] = None):
         pulumi.set(__self__, "mode", mode)
-        pulumi.set(__self__, "path", path)
+        if path is not None:
+            pulumi.set(__self__, "path", path)
 
     @_builtins.property
     @pulumi.getter
@@ -46,11 +47,11 @@ class EnforceEntryArgs:
 
     @_builtins.property
     @pulumi.getter
-    def path(self) -> pulumi.Input[_builtins.str]:
+    def path(self) -> Optional[pulumi.Input[_builtins.str]]:
         return pulumi.get(self, "path")
 
     @path.setter
-    def path(self, value: pulumi.Input[_builtins.str]):
+    def path(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "path", value)
 
 
@@ -111,25 +112,32 @@ class PolicyOverrideArgs:
 
 class VcsRepoArgsDict(TypedDict):
     identifier: pulumi.Input[_builtins.str]
-    ingress_submodules: pulumi.Input[_builtins.bool]
     branch: NotRequired[pulumi.Input[_builtins.str]]
+    """
+    Default: the repository's default branch.
+    """
     github_app_installation_id: NotRequired[pulumi.Input[_builtins.str]]
+    ingress_submodules: NotRequired[pulumi.Input[_builtins.bool]]
     oauth_token_id: NotRequired[pulumi.Input[_builtins.str]]
 
 @pulumi.input_type
 class VcsRepoArgs:
     def __init__(__self__, *,
                  identifier: pulumi.Input[_builtins.str],
-                 ingress_submodules: pulumi.Input[_builtins.bool],
                  branch: Optional[pulumi.Input[_builtins.str]] = None,
                  github_app_installation_id: Optional[pulumi.Input[_builtins.str]] = None,
+                 ingress_submodules: Optional[pulumi.Input[_builtins.bool]] = None,
                  oauth_token_id: Optional[pulumi.Input[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] branch: Default: the repository's default branch.
+        """
         pulumi.set(__self__, "identifier", identifier)
-        pulumi.set(__self__, "ingress_submodules", ingress_submodules)
         if branch is not None:
             pulumi.set(__self__, "branch", branch)
         if github_app_installation_id is not None:
             pulumi.set(__self__, "github_app_installation_id", github_app_installation_id)
+        if ingress_submodules is not None:
+            pulumi.set(__self__, "ingress_submodules", ingress_submodules)
         if oauth_token_id is not None:
             pulumi.set(__self__, "oauth_token_id", oauth_token_id)
 
@@ -143,17 +151,11 @@ class VcsRepoArgs:
         pulumi.set(self, "identifier", value)
 
     @_builtins.property
-    @pulumi.getter(name="ingressSubmodules")
-    def ingress_submodules(self) -> pulumi.Input[_builtins.bool]:
-        return pulumi.get(self, "ingress_submodules")
-
-    @ingress_submodules.setter
-    def ingress_submodules(self, value: pulumi.Input[_builtins.bool]):
-        pulumi.set(self, "ingress_submodules", value)
-
-    @_builtins.property
     @pulumi.getter
     def branch(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        Default: the repository's default branch.
+        """
         return pulumi.get(self, "branch")
 
     @branch.setter
@@ -168,6 +170,15 @@ class VcsRepoArgs:
     @github_app_installation_id.setter
     def github_app_installation_id(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "github_app_installation_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="ingressSubmodules")
+    def ingress_submodules(self) -> Optional[pulumi.Input[_builtins.bool]]:
+        return pulumi.get(self, "ingress_submodules")
+
+    @ingress_submodules.setter
+    def ingress_submodules(self, value: Optional[pulumi.Input[_builtins.bool]]):
+        pulumi.set(self, "ingress_submodules", value)
 
     @_builtins.property
     @pulumi.getter(name="oauthTokenId")

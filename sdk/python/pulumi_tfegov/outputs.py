@@ -53,9 +53,10 @@ class Deprecation(dict):
 class EnforceEntry(dict):
     def __init__(__self__, *,
                  mode: _builtins.str,
-                 path: _builtins.str):
+                 path: Optional[_builtins.str] = None):
         pulumi.set(__self__, "mode", mode)
-        pulumi.set(__self__, "path", path)
+        if path is not None:
+            pulumi.set(__self__, "path", path)
 
     @_builtins.property
     @pulumi.getter
@@ -64,7 +65,7 @@ class EnforceEntry(dict):
 
     @_builtins.property
     @pulumi.getter
-    def path(self) -> _builtins.str:
+    def path(self) -> Optional[_builtins.str]:
         return pulumi.get(self, "path")
 
 
@@ -294,6 +295,7 @@ class PolicyRunResult(dict):
                  created_at: _builtins.str,
                  kind: _builtins.str,
                  level: _builtins.str,
+                 overridden: _builtins.bool,
                  policy: _builtins.str,
                  policy_set: _builtins.str,
                  recorded_by: _builtins.str,
@@ -305,12 +307,14 @@ class PolicyRunResult(dict):
         :param _builtins.str created_at: When the run was made, ISO 8601.
         :param _builtins.str kind: `sentinel`, `opa` or `tfpolicy`.
         :param _builtins.str level: The level the run evaluated it at, as the service reports it (`advisory`, `mandatory`, ...).
+        :param _builtins.bool overridden: Whether a user overrode the failure (at an overridable level), so the run went on past it.
         :param _builtins.str recorded_by: `task-stage`, `policy-check` or `tf-policy-evaluation`: how the run recorded it.
-        :param _builtins.str status: `passed`, `failed` or `errored`.
+        :param _builtins.str status: `passed`, `failed` or `errored` (Terraform policy: also `unknown`).
         """
         pulumi.set(__self__, "created_at", created_at)
         pulumi.set(__self__, "kind", kind)
         pulumi.set(__self__, "level", level)
+        pulumi.set(__self__, "overridden", overridden)
         pulumi.set(__self__, "policy", policy)
         pulumi.set(__self__, "policy_set", policy_set)
         pulumi.set(__self__, "recorded_by", recorded_by)
@@ -345,6 +349,14 @@ class PolicyRunResult(dict):
 
     @_builtins.property
     @pulumi.getter
+    def overridden(self) -> _builtins.bool:
+        """
+        Whether a user overrode the failure (at an overridable level), so the run went on past it.
+        """
+        return pulumi.get(self, "overridden")
+
+    @_builtins.property
+    @pulumi.getter
     def policy(self) -> _builtins.str:
         return pulumi.get(self, "policy")
 
@@ -370,7 +382,7 @@ class PolicyRunResult(dict):
     @pulumi.getter
     def status(self) -> _builtins.str:
         """
-        `passed`, `failed` or `errored`.
+        `passed`, `failed` or `errored` (Terraform policy: also `unknown`).
         """
         return pulumi.get(self, "status")
 
@@ -635,10 +647,10 @@ class VcsRepo(dict):
     @staticmethod
     def __key_warning(key: str):
         suggest = None
-        if key == "ingressSubmodules":
-            suggest = "ingress_submodules"
-        elif key == "githubAppInstallationId":
+        if key == "githubAppInstallationId":
             suggest = "github_app_installation_id"
+        elif key == "ingressSubmodules":
+            suggest = "ingress_submodules"
         elif key == "oauthTokenId":
             suggest = "oauth_token_id"
 
@@ -655,16 +667,20 @@ class VcsRepo(dict):
 
     def __init__(__self__, *,
                  identifier: _builtins.str,
-                 ingress_submodules: _builtins.bool,
                  branch: Optional[_builtins.str] = None,
                  github_app_installation_id: Optional[_builtins.str] = None,
+                 ingress_submodules: Optional[_builtins.bool] = None,
                  oauth_token_id: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str branch: Default: the repository's default branch.
+        """
         pulumi.set(__self__, "identifier", identifier)
-        pulumi.set(__self__, "ingress_submodules", ingress_submodules)
         if branch is not None:
             pulumi.set(__self__, "branch", branch)
         if github_app_installation_id is not None:
             pulumi.set(__self__, "github_app_installation_id", github_app_installation_id)
+        if ingress_submodules is not None:
+            pulumi.set(__self__, "ingress_submodules", ingress_submodules)
         if oauth_token_id is not None:
             pulumi.set(__self__, "oauth_token_id", oauth_token_id)
 
@@ -674,19 +690,22 @@ class VcsRepo(dict):
         return pulumi.get(self, "identifier")
 
     @_builtins.property
-    @pulumi.getter(name="ingressSubmodules")
-    def ingress_submodules(self) -> _builtins.bool:
-        return pulumi.get(self, "ingress_submodules")
-
-    @_builtins.property
     @pulumi.getter
     def branch(self) -> Optional[_builtins.str]:
+        """
+        Default: the repository's default branch.
+        """
         return pulumi.get(self, "branch")
 
     @_builtins.property
     @pulumi.getter(name="githubAppInstallationId")
     def github_app_installation_id(self) -> Optional[_builtins.str]:
         return pulumi.get(self, "github_app_installation_id")
+
+    @_builtins.property
+    @pulumi.getter(name="ingressSubmodules")
+    def ingress_submodules(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "ingress_submodules")
 
     @_builtins.property
     @pulumi.getter(name="oauthTokenId")
