@@ -9,11 +9,14 @@ import type { Answer, ImpactSettings, StricterChange } from "./verdict";
  * (`budgetSaid` names it where it stops the reads).
  */
 export class ImpactSession {
-  private readonly now = new Date();
   private readonly cache = new ResultsCache();
   private spent = 0;
 
-  constructor(private readonly budgetSaid: (settings: ImpactSettings) => string) {}
+  constructor(
+    private readonly budgetSaid: (settings: ImpactSettings) => string,
+    /** The end of the window: the start of the operation. */
+    private readonly now = new Date(),
+  ) {}
 
   /** Whom `change` would block, within what is left of the operation's budget. */
   async read(client: TfeClient, change: StricterChange, settings: ImpactSettings): Promise<Answer> {

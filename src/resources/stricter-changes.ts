@@ -3,6 +3,7 @@ import {
   answerOf,
   describeAnswer,
   ImpactSession,
+  type ImpactSettings,
   readingOf,
   type StricterChange,
   unread,
@@ -12,10 +13,20 @@ import { GovernanceRefusal, type ProviderContext } from "./provider-context";
 // What a provider does with a stricter change (src/impact/): reads whom it would block within the operation's one
 // budget, then says the answer under the resource, or refuses it where the stack asks for certainty.
 
-/** The reads of the process's operation: one window, one cache, one budget for every resource of a preview. */
-const session = new ImpactSession(
-  (settings) => `the budget of ${settings.requestBudget} requests this preview shares (tfe:impactRequestBudget)`,
-);
+const budgetSaid = (settings: ImpactSettings) =>
+  `the budget of ${settings.requestBudget} requests this preview shares (tfe:impactRequestBudget)`;
+
+/**
+ * The reads of the process's operation: one window, one cache, one budget for every resource of a preview. The
+ * engine starts a provider process for each command; what drives the providers otherwise (a test) starts anew with
+ * {@link startOperationReads}.
+ */
+let session = new ImpactSession(budgetSaid);
+
+/** A new operation's reads: a window ending at `now`, an empty cache, the whole budget. */
+export function startOperationReads(now = new Date()): void {
+  session = new ImpactSession(budgetSaid, now);
+}
 
 /** Why nothing is read where the window is 0 days. */
 const readsOff = "tfe:impactWindowDays is 0, which turns these reads off";

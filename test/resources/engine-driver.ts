@@ -8,6 +8,7 @@ import { PolicySetProvider } from "../../src/resources/policy-set";
 import { policySetProperties } from "../../src/resources/policy-set/properties";
 import { keyedProperties } from "../../src/resources/property-table";
 import type { ContextProvider } from "../../src/resources/provider-context";
+import { startOperationReads } from "../../src/resources/stricter-changes";
 import { unknownValue } from "../../src/resources/unknown";
 import { withWireKeys } from "../../src/resources/wire-keys";
 
@@ -62,10 +63,14 @@ export class EngineDriver {
   constructor(
     private readonly client: TfeClient,
     private readonly stackConfig: Record<string, string> = {},
+    /** When each operation starts, as its reads of recent runs count their window; by default, the clock's now. */
+    private readonly now: () => Date = () => new Date(),
   ) {}
 
   private providers(env: Record<string, string>): Record<ResourceType, Provider> {
+    // Each command is a process of its own to the engine: what one remembers, the next starts without.
     clearMembershipDeclarations();
+    startOperationReads(this.now());
     // Wrapped as the library's providers module wraps them (providers.ts), so keys survive the wire the same way.
     const providers = {
       Policy: new PolicyProvider(),
@@ -78,6 +83,11 @@ export class EngineDriver {
       provider.context.useClient(this.client);
     }
     return providers;
+  }
+
+  /** `pulumi preview`: every resource checked and diffed as the engine does, nothing applied. */
+  preview(program: readonly Declared[], env: Record<string, string> = {}): Promise<Outcome> {
+    return this.pass(program, env, false);
   }
 
   /** `pulumi up`: the preview first (nothing applied when it fails), then each change, in the program's order. */
@@ -142,7 +152,13 @@ export class EngineDriver {
         ...declared.args(idOf),
         __urn: `urn:pulumi:driver::oracle::pulumi-nodejs:dynamic/tfe:${declared.type}::${declared.name}`,
       });
-      const checked = await provider.check?.(recorded?.inputs ?? {}, news);
+      let checked: pulumi.dynamic.CheckResult | undefined;
+      try {
+        checked = await provider.check?.(recorded?.inputs ?? {}, news);
+      } catch (error) {
+        // A check that throws (a refusal said at a create's check, which has no diff) fails the preview.
+        return { applied: false, refusal: (error as Error).message };
+      }
       if (checked?.failures?.length) {
         return { applied: false, refusal: checked.failures.map((failure) => failure.reason).join("\n") };
       }

@@ -41,8 +41,9 @@ export async function sayWhomItBlocks(
   const setIds = new Set(olds === undefined || stronger ? declared : joined);
   if (olds === undefined) {
     // A new policy may be taken in by a set's own policyIds, which names it once it exists.
-    if (setIds.size === 0)
+    if (setIds.size === 0 && !setsUnknown) {
       notRead.push("it is new, and the sets that take it in (their policyIds) name it once it exists");
+    }
   } else if (stronger && id !== undefined) {
     // The sets the service holds it in: those of its policyIds, and any other stack's.
     try {

@@ -58,11 +58,16 @@ function counts(results: PolicyResultRecord[]) {
   };
 }
 
-/** What stopped the run, if anything: an error, a failure at a level that is not advisory; none of it once overridden. */
+/**
+ * What stopped the run, if anything: an error, a failure at a level that is not advisory (a Terraform policy result
+ * that came back unknown is no pass there either); none of it once overridden.
+ */
 const outcomeStatus = (results: PolicyResultRecord[]) =>
   results.some((result) => result.status === "errored")
     ? "errored"
-    : results.some((result) => result.status === "failed" && result.level !== "advisory")
+    : results.some(
+          (result) => (result.status === "failed" || result.status === "unknown") && result.level !== "advisory",
+        )
       ? "failed"
       : "passed";
 
