@@ -124,6 +124,8 @@ export class RateLimiter {
     if (this.#firstAnswer) {
       if (!this.#probeSent) {
         this.#probeSent = true;
+        // It counts in the window once the limit is known: the first second holds it and the paced sends after it.
+        this.#sent.push(performance.now());
         return;
       }
       await this.#firstAnswer;
