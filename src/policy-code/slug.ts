@@ -10,8 +10,9 @@ import { globRegExp } from "./glob";
  * is written here is what go-slug does, checked against go-slug itself by `test/conformance/go-slug.test.ts`:
  *
  * - go-slug's three default rules always come first (`.terraform/` out, `.terraform/modules/` back in, `.git/` out),
- *   then the lines of a root `.terraformignore` (a link to one is read through the link, as go-slug opens it); a pattern without a leading `/` matches at any depth (go-slug puts
- *   `**` + `/` before it, even when it holds a `/`, unlike gitignore), one ending in `/` matches what is under it.
+ *   then the lines of a root `.terraformignore` (a link to one is read through the link, as go-slug opens it); a
+ *   pattern without a leading `/` matches at any depth (go-slug puts `**` + `/` before it, even when it holds a `/`,
+ *   unlike gitignore), one ending in `/` matches what is under it.
  * - A directory a rule excludes is still walked when a later `!` rule may take part of it back.
  * - A link inside the folder stays a link (the service reads its target); a link that leaves the folder is followed,
  *   and the walk under a linked directory matches rules against paths relative to that directory, as go-slug does.
