@@ -30,6 +30,8 @@ import {
   type Sample,
   type StateSize,
   serviceLimit,
+  serviceLimitCounting,
+  shareOfAdvertisedLimit,
   sizes,
   startServer,
   type UncheckedSample,
@@ -42,7 +44,12 @@ async function main(): Promise<void> {
   const versions = Math.floor(largestSize() / 4);
   const servers: RunningServer[] = [];
   const start = async (name: string, rateLimit?: number) => {
-    const server = await startServer({ data: join(root, `${name}.sqlite`), seed: seed(versions), rateLimit });
+    const server = await startServer({
+      data: join(root, `${name}.sqlite`),
+      seed: seed(versions),
+      rateLimit,
+      rateLimitCounting: serviceLimitCounting,
+    });
     servers.push(server);
     return server;
   };
@@ -62,12 +69,16 @@ async function main(): Promise<void> {
       ours: await Project.create(root, "ours-unchecked", "ours", server, skipCheckpoints),
       floor: await Project.create(root, "floor-unchecked", "floor", server, skipCheckpoints),
     };
+    // `up` at the limit with the checkpoints skipped: where the engine's checkpoints set an update phase's time, this
+    // shows what pacing alone makes of it.
+    const limitedUnchecked = await Project.create(root, "limited-unchecked", "ours", limitedServer, skipCheckpoints);
 
     // The first Pulumi run of a project pays for cold caches (plugins, modules, files): not measured.
     for (const [project, target] of [
       [projects.ours, server],
       [projects.floor, server],
       [limited, limitedServer],
+      [limitedUnchecked, limitedServer],
       [unchecked.ours, server],
       [unchecked.floor, server],
     ] as const) {
@@ -104,11 +115,33 @@ async function main(): Promise<void> {
             );
           }
         }
-        for (const operation of limitedOperations) {
-          const result = await timed(limited, limitedServer, size, operation);
-          limitedSamples.push({ size, run, operation, ...result });
+        const atTheLimit = [
+          ...limitedOperations.map((operation) => ({ operation, project: limited, checkpointsSkipped: false })),
+          ...(["up", "destroy"] as const).map((operation) => ({
+            operation,
+            project: limitedUnchecked,
+            checkpointsSkipped: true,
+          })),
+        ];
+        for (const { operation, project, checkpointsSkipped } of atTheLimit) {
+          const { ms, requests, rejected, phase, busiestSecond } = await timed(project, limitedServer, size, operation);
+          limitedSamples.push({
+            size,
+            run,
+            operation,
+            checkpointsSkipped,
+            ms,
+            requests,
+            rejected,
+            phase,
+            busiestSecond,
+          });
+          const pace = phase ? phase.requests / (serviceLimit * shareOfAdvertisedLimit) : 0;
           log(
-            `run ${run} N=${size} ${operation} at ${serviceLimit}/s: ${(result.ms / 1000).toFixed(2)} s, ${result.rejected} answered 429`,
+            `run ${run} N=${size} ${operation}${checkpointsSkipped ? " (checkpoints skipped)" : ""} at ` +
+              `${serviceLimit}/s: ${(ms / 1000).toFixed(2)} s, ${rejected} answered 429; update phase ` +
+              `${phase ? `${(phase.ms / 1000).toFixed(2)} s for ${phase.requests} requests, pace ${pace.toFixed(2)} s` : "none"}; ` +
+              `busiest second ${busiestSecond}`,
           );
         }
       }

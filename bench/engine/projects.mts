@@ -11,6 +11,7 @@ import {
   moduleProvider,
   type Operation,
   organization,
+  type Phase,
   type RunningServer,
   repoRoot,
   type StateSize,
@@ -158,6 +159,7 @@ export function requestsByRoute(server: RunningServer): Record<string, number> {
 export async function timed(project: Project, server: RunningServer, size: number, operation: Operation) {
   await project.declare(size, levelFor(operation));
   server.requestLog.clear();
+  server.resetBusiestSecond();
   await takePeakMemory();
   const started = performance.now();
   await project.pulumi(commands[operation]);
@@ -169,7 +171,23 @@ export async function timed(project: Project, server: RunningServer, size: numbe
     requestsByRoute: byRoute,
     peakProviderRssBytes: await takePeakMemory(),
     rejected: server.requestLog.entries().filter((entry) => entry.status === 429).length,
+    phase: changePhase(server),
+    busiestSecond: server.busiestSecond(),
   };
+}
+
+/** See {@link Phase}: from the server's log, each request from its start (answer less duration) to its answer. */
+export function changePhase(server: RunningServer): Phase | null {
+  const requests = server.requestLog.entries().map((entry) => {
+    const end = Date.parse(entry.at);
+    return { start: end - entry.durationMs, end, changes: entry.method !== "GET" };
+  });
+  const changes = requests.filter((request) => request.changes);
+  if (changes.length === 0) return null;
+  // The log's times are to the millisecond: a request that started with the first change may read 1 ms earlier.
+  const from = Math.min(...changes.map((request) => request.start));
+  const within = requests.filter((request) => request.start >= from - 1);
+  return { ms: Math.max(...within.map((request) => request.end)) - from, requests: within.length };
 }
 
 export async function stateSize(project: Project, size: number): Promise<StateSize> {

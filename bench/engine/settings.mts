@@ -6,6 +6,11 @@ import { fileURLToPath } from "node:url";
 // The built server is measured, as users run it; typed from the source so typechecking needs no build.
 const distServer = "../../dist/server/index.js";
 export const { startServer } = (await import(distServer)) as typeof import("../../src/server/index.js");
+const distRateLimiter = "../../dist/client/rate-limiter.js";
+/** The share of the advertised limit the client paces to: the pace an update phase is measured against. */
+export const { shareOfAdvertisedLimit } = (await import(
+  distRateLimiter
+)) as typeof import("../../src/client/rate-limiter.js");
 export type RunningServer = Awaited<ReturnType<typeof startServer>>;
 
 export const benchDir = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -19,6 +24,13 @@ export const roundsSize = Number(process.env.BENCH_ROUNDS_SIZE ?? (quick ? 50 : 
 export const rounds = 3;
 export const warmUpSize = 10;
 export const serviceLimit = 30;
+/**
+ * The limited server counts any one-second window (sliding), as a service counting per second would: a token bucket
+ * lets a burst plus its refill through, twice the limit in one second, and so hides pacing that bursts.
+ */
+export const serviceLimitCounting = "every-second" as const;
+/** Goal: an update phase at the limit within this ratio of its pace (its requests at 95% of the limit). */
+export const paceGoal = 1.1;
 export const organization = "bench";
 export const token = "bench-token.atlasv1.0123456789abcdef";
 export const moduleName = "bench";
@@ -41,6 +53,16 @@ export function numbersFromEnv(name: string): number[] | undefined {
   return value ? value.split(",").map(Number) : undefined;
 }
 
+/**
+ * The part of an operation that changes the service, read from the server's request log: from the start of the
+ * first request that changes something (not a GET) to the last answer, and the requests in it (reads between the
+ * changes included). Null where nothing changed.
+ */
+export interface Phase {
+  ms: number;
+  requests: number;
+}
+
 export interface Sample {
   size: number;
   run: number;
@@ -48,6 +70,7 @@ export interface Sample {
   variant: Variant;
   ms: number;
   requests: number;
+  phase: Phase | null;
   requestsByRoute: Record<string, number>;
   peakProviderRssBytes: number | null;
 }
@@ -56,9 +79,14 @@ export interface LimitedSample {
   size: number;
   run: number;
   operation: LimitedOperation;
+  /** The same operation with the engine's per-step checkpoint skipped (PULUMI_SKIP_CHECKPOINTS=true). */
+  checkpointsSkipped: boolean;
   ms: number;
   requests: number;
   rejected: number;
+  phase: Phase | null;
+  /** The most requests the server took within any one second (sliding, by arrival). */
+  busiestSecond: number;
 }
 
 /** `up` and `destroy` with the engine's per-step checkpoint turned off (`PULUMI_SKIP_CHECKPOINTS=true`). */

@@ -19,8 +19,13 @@ const slowestRate = 1;
  * `requestsPerSecond` caps the pace further. Until an answer has told the limit, the first request goes alone and
  * the others wait for its answer; where no answer advertises a limit, nothing is held back.
  *
- * The window slides over the latest send times: a token bucket of the same rate would let twice that through in
- * the first second (a full burst plus the refill), which a service counting per second answers with 429s.
+ * Two rules, both over send times. The window: at most `floor(rate)` sends in any one second (sliding), so a
+ * service counting per second sees no more whatever second it counts; a token bucket of the same rate would let
+ * twice that through in the first second (a full burst plus the refill). The spacing: sends leave one `1 / floor(rate)`
+ * of a second apart, spread over the second rather than as a burst followed by a wait, so the window is never what
+ * holds a request back for long, and answers come back at the pace they are asked. A send that a busy event loop
+ * let leave late brings the next one forward by up to half a spacing, so late timers do not slow the pace; the
+ * window still bounds what any second holds.
  *
  * A 429 holds every caller back until the service's reset time and halves the pace; each second without a 429
  * gives back a tenth of the ceiling. Processes that share a token, each with its own limiter, so settle on shares
@@ -32,8 +37,10 @@ export class RateLimiter {
   /** Requests per second now: the ceiling, or less after a 429. Undefined while no limit is known. */
   #rate: number | undefined;
   #rateChangedAt = 0;
-  /** Send times within the current window, oldest first. */
+  /** Send times within the last window, oldest first. */
   readonly #sent: number[] = [];
+  /** When the next send is due on the spacing. */
+  #nextAt = 0;
   #pausedUntil = 0;
   #queue: Promise<void> = Promise.resolve();
   /** Open once any answer came back (or an attempt failed): from then on requests are paced by what is known. */
@@ -117,6 +124,8 @@ export class RateLimiter {
     if (this.#firstAnswer) {
       if (!this.#probeSent) {
         this.#probeSent = true;
+        // It counts in the window once the limit is known: the first second holds it and the paced sends after it.
+        this.#sent.push(performance.now());
         return;
       }
       await this.#firstAnswer;
@@ -126,22 +135,36 @@ export class RateLimiter {
       const now = performance.now();
       let wait = this.#pausedUntil - now;
       const rate = this.#currentRate(now);
-      if (rate !== undefined) {
-        // A fractional rate such as 0.5 becomes one request per two-second window.
-        const capacity = Math.max(1, Math.floor(rate));
-        const windowMs = (capacity / rate) * 1000;
+      const window = rate === undefined ? undefined : windowOf(rate);
+      if (window) {
+        const { capacity, windowMs } = window;
         while (this.#sent.length > 0 && this.#sent[0]! <= now - windowMs) this.#sent.shift();
         if (this.#sent.length >= capacity) {
           wait = Math.max(wait, this.#sent[this.#sent.length - capacity]! + windowMs - now);
         }
+        wait = Math.max(wait, this.#nextAt - now);
       }
       if (wait <= 0) {
-        if (rate !== undefined) this.#sent.push(now);
+        if (window) {
+          const spacing = window.windowMs / window.capacity;
+          this.#sent.push(now);
+          this.#nextAt = Math.max(this.#nextAt, now - spacing / 2) + spacing;
+        }
         return;
       }
       await sleep(wait);
     }
   }
+}
+
+/**
+ * The window rule at `rate` requests per second: `capacity` sends in any `windowMs`. A whole second for any rate
+ * of 1 or more (28.5 per second is 28 in any second, never 28 in 982 ms); a fractional rate below 1, such as 0.5,
+ * is one request in any two seconds.
+ */
+function windowOf(rate: number): { capacity: number; windowMs: number } {
+  const capacity = Math.max(1, Math.floor(rate));
+  return { capacity, windowMs: Math.max(1000, (capacity / rate) * 1000) };
 }
 
 const sharedLimiters = new Map<string, RateLimiter>();

@@ -28,6 +28,16 @@ export class ServerClock {
   }
 
   /**
+   * The earliest the service's clock can read at `at` (this process's clock, ServerClock.now()): what a time the
+   * service names (a `Retry-After` date) is measured against, so that a wait it asks for is never cut short by a
+   * clock of ours that is behind it, nor stretched by one ahead. Where no answer has bounded it yet, this process's
+   * own clock stands in.
+   */
+  earliestAt(at: number): number {
+    return Number.isFinite(this.low) ? at + this.low : at;
+  }
+
+  /**
    * The latest time the service's clock can have read when an answer sent by it reached this process at
    * `receivedAt`, with its `Date` header `dateMs`: never later than the end of that header's second.
    */

@@ -359,7 +359,12 @@ export class Transport {
       rateLimiter?.answered(Number.parseFloat(headerValue(response.headers["x-ratelimit-limit"]) ?? ""));
       const status = response.statusCode;
       if ((retriedStatuses.has(status) || spec.retryStatuses?.includes(status)) && (idempotent || status === 429)) {
-        const waitMs = retryWait(status, response.headers, backoff(retry, attempt));
+        const waitMs = retryWait(
+          status,
+          response.headers,
+          backoff(retry, attempt),
+          origin === this.#origin ? this.#clock.earliestAt(response.receivedAt) : response.receivedAt,
+        );
         if (status === 429) {
           rateLimiter?.rejected(waitMs);
           rateLimited++;
@@ -415,15 +420,20 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** How long the service asked us to wait: `X-RateLimit-Reset` (seconds, fractional) or a proxy's `Retry-After`. */
 /**
  * How long to wait before retrying `status`. `X-RateLimit-Reset` speaks of the rate limit only: a 5xx that carries it
  * (possibly 0) still backs off, or a failing service would be asked again at once; a proxy's `Retry-After` is
- * honoured as a floor.
+ * honoured as a floor. `answererNow`: the earliest the answering side's clock read when the answer came, on this
+ * process's clock's scale, for a `Retry-After` date.
  */
-function retryWait(status: number, headers: Dispatcher.ResponseData["headers"], backoffMs: number): number {
-  if (status === 429) return rateLimitWait(headers) ?? retryAfterWait(headers) ?? backoffMs;
-  return Math.max(retryAfterWait(headers) ?? 0, backoffMs);
+function retryWait(
+  status: number,
+  headers: Dispatcher.ResponseData["headers"],
+  backoffMs: number,
+  answererNow: number,
+): number {
+  if (status === 429) return rateLimitWait(headers) ?? retryAfterWait(headers, answererNow) ?? backoffMs;
+  return Math.max(retryAfterWait(headers, answererNow) ?? 0, backoffMs);
 }
 
 function rateLimitWait(headers: Dispatcher.ResponseData["headers"]): number | undefined {
@@ -431,13 +441,18 @@ function rateLimitWait(headers: Dispatcher.ResponseData["headers"]): number | un
   return Number.isFinite(reset) && reset >= 0 ? Math.ceil(reset * 1000) : undefined;
 }
 
-function retryAfterWait(headers: Dispatcher.ResponseData["headers"]): number | undefined {
+/**
+ * A `Retry-After` in seconds, or as a date: a date on the clock of whoever answered, so it is measured from
+ * `answererNow` (that clock, as its answers' `Date` headers bound it) and not from this machine's clock, which may
+ * be minutes off: ahead, "in 1 s" would read as already past; behind, as minutes away.
+ */
+function retryAfterWait(headers: Dispatcher.ResponseData["headers"], answererNow: number): number | undefined {
   const retryAfter = headerValue(headers["retry-after"]);
   if (retryAfter === undefined) return undefined;
   const seconds = Number.parseFloat(retryAfter);
   if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000);
   const date = Date.parse(retryAfter);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+  return Number.isNaN(date) ? undefined : Math.max(0, date - answererNow);
 }
 
 function backoff(policy: RetryPolicy, attempt: number): number {

@@ -10,8 +10,9 @@ import { globRegExp } from "./glob";
  * is written here is what go-slug does, checked against go-slug itself by `test/conformance/go-slug.test.ts`:
  *
  * - go-slug's three default rules always come first (`.terraform/` out, `.terraform/modules/` back in, `.git/` out),
- *   then the lines of a root `.terraformignore`; a pattern without a leading `/` matches at any depth (go-slug puts
- *   `**` + `/` before it, even when it holds a `/`, unlike gitignore), one ending in `/` matches what is under it.
+ *   then the lines of a root `.terraformignore` (a link to one is read through the link, as go-slug opens it); a
+ *   pattern without a leading `/` matches at any depth (go-slug puts `**` + `/` before it, even when it holds a `/`,
+ *   unlike gitignore), one ending in `/` matches what is under it.
  * - A directory a rule excludes is still walked when a later `!` rule may take part of it back.
  * - A link inside the folder stays a link (the service reads its target); a link that leaves the folder is followed,
  *   and the walk under a linked directory matches rules against paths relative to that directory, as go-slug does.
@@ -21,7 +22,9 @@ import { globRegExp } from "./glob";
  * outside the repository, into `/proc`, `/sys` or `/dev`, to a credentials file or to anything but a regular file or
  * a folder is refused, naming the link and where it leads, before anything is read from it. go-slug would copy such
  * a target's bytes into the upload (`/proc/self/environ` is the process's environment, tokens included) or hang on a
- * pipe.
+ * pipe. The same holds for `.terraformignore`: one that cannot be read so (a link to nothing, or out of the
+ * repository) is refused, where go-slug warns on stderr and packs with its defaults alone, uploading whatever the
+ * file meant to leave out.
  */
 
 /** One `.terraformignore` rule, as go-slug keeps it. */
@@ -120,10 +123,19 @@ export function readSlugFolder(directory: string): SlugFolder {
       throw error;
     }
   };
+  // go-slug opens the file, following a link wherever it leads. A link is read through the file-access rule like
+  // any other: one that leads nowhere, or somewhere the rule refuses, is refused rather than taken as no file,
+  // which would pack and upload everything the file leaves out (go-slug would, silently).
   const ignoreFile = join(root, ".terraformignore");
+  const ignoreEntry = lstatSync(ignoreFile, { throwIfNoEntry: false });
   const rules = ignoreRules(
-    lstatSync(ignoreFile, { throwIfNoEntry: false })?.isFile()
-      ? read(ignoreFile, ".terraformignore").toString("utf8")
+    ignoreEntry
+      ? read(
+          ignoreFile,
+          ignoreEntry.isSymbolicLink()
+            ? `.terraformignore (a link to ${readlinkSync(ignoreFile)})`
+            : ".terraformignore",
+        ).toString("utf8")
       : undefined,
   );
   const files = new Map<string, Uint8Array>();

@@ -7,7 +7,7 @@ import { buildApp, defaultBodyTimeoutMs } from "./app";
 import { buildDownloadOrigin, defaultDownloadHost, UrlSigner } from "./download-origin";
 import { FaultInjector, type FaultPlan } from "./faults";
 import { resumeIngress } from "./policy-set-ingress";
-import { RateLimit } from "./rate-limit";
+import { RateLimit, type RateLimitCounting } from "./rate-limit";
 import { defaultUploadBufferBudgetBytes, type UploadMetrics } from "./request-bodies";
 import { RequestLog } from "./request-log";
 import { applySeed, loadSeed, type Seed } from "./seed";
@@ -16,6 +16,7 @@ import { type OrganizationRecord, Storage, type TokenRecord } from "./storage";
 import { localCertificate, type TlsCredentials } from "./tls";
 
 export type { FaultPlan, FaultRule } from "./faults";
+export type { RateLimitCounting } from "./rate-limit";
 export type { RequestLog, RequestLogEntry } from "./request-log";
 export type { Seed } from "./seed";
 export type { OrganizationRecord, TokenRecord } from "./storage";
@@ -39,6 +40,12 @@ export interface ServerOptions {
   seed?: Seed | string;
   /** Enforce this many requests per second per token (429 beyond); off by default. */
   rateLimit?: number;
+  /**
+   * How `rateLimit` is counted: `"token-bucket"` (the default; a burst of the limit, refilled at the limit per second,
+   * so up to twice the limit gets through in one second) or `"every-second"` (at most the limit in any one-second
+   * window, sliding: as a service counting requests per second sees it, wherever its second starts).
+   */
+  rateLimitCounting?: RateLimitCounting;
   /** Fault rules, or `{ seed, rules }`; see `FaultRule`. Changeable later with `setFaults`. */
   faults?: FaultPlan;
   /** How long a signed download URL works; default 60 000 ms. */
@@ -85,6 +92,12 @@ export interface RunningServer {
   uploadMetrics: UploadMetrics;
   /** Every route the two origins serve (method and pattern), for tests that walk them all. */
   routes: ServedRoute[];
+  /**
+   * Under `rateLimit`, the most requests of one token the server took within any one second (sliding, by arrival)
+   * since start or the last `resetBusiestSecond()`; 0 without a limit.
+   */
+  busiestSecond(): number;
+  resetBusiestSecond(): void;
   /** Replaces the fault rules (and restarts their random sequence) from the next request on. */
   setFaults(plan: FaultPlan): void;
   /** Stops both origins and closes the database. */
@@ -150,12 +163,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const bodyTimeoutMs = options.bodyTimeoutMs ?? defaultBodyTimeoutMs;
   let downloadOrigin = "";
   const servedRoutes: ServedRoute[] = [];
+  const rateLimit = options.rateLimit ? new RateLimit(options.rateLimit, options.rateLimitCounting) : undefined;
   const api = buildApp({
     servedRoutes,
     storage,
     log,
     faults,
-    rateLimit: options.rateLimit ? new RateLimit(options.rateLimit) : undefined,
+    rateLimit,
     signer,
     downloadOrigin: () => downloadOrigin,
     uploadMetrics,
@@ -206,6 +220,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     requestLog: log,
     uploadMetrics,
     routes: servedRoutes,
+    busiestSecond: () => rateLimit?.busiestSecond() ?? 0,
+    resetBusiestSecond: () => rateLimit?.resetBusiestSecond(),
     setFaults: (plan) => faults.replace(plan),
     close: async () => {
       await Promise.all([api.close(), downloads.close()]);

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import { PassThrough } from "node:stream";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ApiError } from "./errors";
@@ -55,6 +56,33 @@ function drainThen(payload: NodeJS.ReadableStream, alreadyRead: number, then: ()
 }
 
 /**
+ * nginx's lingering close, for an answer sent before its request's body arrived. The answer closes the connection
+ * (fastify asks that after a refused body), and Node closes the socket as soon as the answer is written
+ * (`destroySoon`): bytes the client is still sending then arrive at a closed socket, the kernel answers them with a
+ * reset, and a client that reads its answer only once it has sent everything gets EPIPE instead of the 413. So the
+ * answer is followed by the end of our side of the connection (the client reads the answer and its end), the rest of
+ * the body is read and discarded within the lingering bounds, and only then is the socket closed; past the bounds it
+ * closes at once.
+ */
+function closeOnceDrained(request: IncomingMessage, payload: NodeJS.ReadableStream): void {
+  const socket = request.socket;
+  const closeWhenWritten = socket.destroySoon.bind(socket);
+  let drained = false;
+  let answered = false;
+  socket.destroySoon = () => {
+    answered = true;
+    if (drained) return closeWhenWritten();
+    // Half-closed: the answer and our end go out, and the client's bytes are still read.
+    if (socket.writable) socket.end();
+  };
+  drainThen(payload, 0, () => {
+    drained = true;
+    if (answered) closeWhenWritten();
+    else if (!request.complete) socket.destroy();
+  });
+}
+
+/**
  * Takes raw `application/octet-stream` bodies in `scope`, counted while they stream in. Past `limitBytes` it answers
  * `tooLarge()` once the rest has arrived (discarded unread into memory, up to the lingering bounds), so an oversized
  * body never costs more than the limit and the client reads the answer.
@@ -72,10 +100,7 @@ export function acceptBudgetedBodies(
       // The header says it already: the answer goes at once, to a client that lied about its length (and never
       // sends it all) as to one still sending. What does come is read and discarded, within the lingering bounds,
       // so a client still writing reads the 413 rather than a reset; past them the connection closes.
-      const socket = request.raw.socket;
-      drainThen(payload, 0, () => {
-        if (!request.raw.complete) socket.destroy();
-      });
+      closeOnceDrained(request.raw, payload);
       done(tooLarge(), undefined);
       return;
     }

@@ -15,10 +15,14 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
 
-/** The local server enforcing `limit` requests per second per token, as the service does (with 30). */
+/**
+ * The local server enforcing `limit` requests per second per token, as the service does (with 30), counted strictly:
+ * more than `limit` in any one second (sliding) is a 429, as a service counting per second would answer.
+ */
 async function limitedServer(limit: number): Promise<RunningServer> {
   const server = await startServer({
     rateLimit: limit,
+    rateLimitCounting: "every-second",
     seed: {
       organizations: [{ name: organization, plus: true }],
       tokens: [{ token, organizations: [organization], managePolicies: true, manageModules: true }],
@@ -65,27 +69,38 @@ function answerTogether(
   };
 }
 
-describe("pacing that follows the service", () => {
-  it("paces to the advertised limit: 60 concurrent requests meet no 429, where an unpaced client meets many", async () => {
-    const paced = await limitedServer(20);
-    const pacedClient = new TfeClient({ address: paced.url, token });
-    expect(await listMany(pacedClient, 60)).toHaveLength(60);
-    expect(statusCount(paced, 200)).toBe(60);
-    expect(statusCount(paced, 429)).toBe(0);
-    await pacedClient.close();
+/** The most of `times` (ms, ascending) that fall within any `windowMs` (a half-open window [t, t + windowMs)). */
+function busiestWindow(times: readonly number[], windowMs: number): number {
+  let busiest = 0;
+  for (let first = 0, last = 0; last < times.length; last++) {
+    while (times[last]! - times[first]! >= windowMs) first++;
+    busiest = Math.max(busiest, last - first + 1);
+  }
+  return busiest;
+}
 
-    const unpaced = await limitedServer(20);
-    await Promise.allSettled([listMany(testClient(unpaced.url, { retry: { maxRetries: 0 } }), 60)]);
+describe("pacing that follows the service", () => {
+  it("keeps to 95% of an advertised 30 in any one second, counted strictly: 90 concurrent requests meet no 429, where an unpaced client meets many", async () => {
+    const paced = await limitedServer(30);
+    const pacedClient = new TfeClient({ address: paced.url, token, retry: { maxRetries: 0 } });
+    expect(await listMany(pacedClient, 90)).toHaveLength(90);
+    await pacedClient.close();
+    // A burst of 28 and another 28 a window of 982 ms later put 56 into one second: the strict count refused them.
+    expect(statusCount(paced, 200)).toBe(90);
+    expect(statusCount(paced, 429)).toBe(0);
+
+    const unpaced = await limitedServer(30);
+    await Promise.allSettled([listMany(testClient(unpaced.url, { retry: { maxRetries: 0 } }), 90)]);
     expect(statusCount(unpaced, 429)).toBeGreaterThan(0);
   });
 
   it("is shared by every client of the same address and token in the process", async () => {
-    const server = await limitedServer(20);
+    const server = await limitedServer(30);
     const clients = [new TfeClient({ address: server.url, token }), new TfeClient({ address: server.url, token })];
-    await Promise.all(clients.map((client) => listMany(client, 30)));
+    await Promise.all(clients.map((client) => listMany(client, 45)));
     await Promise.all(clients.map((client) => client.close()));
-    // Two limiters would each send 19 per second, 38 together against a limit of 20.
-    expect(statusCount(server, 200)).toBe(60);
+    // Two limiters would each send 28 per second, 56 together against a limit of 30.
+    expect(statusCount(server, 200)).toBe(90);
     expect(statusCount(server, 429)).toBe(0);
   });
 
@@ -173,6 +188,24 @@ describe("the rate limiter", () => {
     const rejected = new RateLimiter(8);
     rejected.rejected(0);
     expect(rejected.requestsPerSecond).toBe(4);
+  });
+
+  it("spreads sends over the second: at 30 advertised, at most 28 in any second and no burst within it", async () => {
+    const limiter = new RateLimiter();
+    const grants: number[] = [];
+    // The first request goes alone, before the limit is known; it counts in its second all the same.
+    await limiter.acquire();
+    grants.push(performance.now());
+    limiter.answered(30);
+    // Stamped as each turn is granted: the grant resolves in the same tick as the limiter's own decision.
+    await Promise.all(Array.from({ length: 70 }, () => limiter.acquire().then(() => grants.push(performance.now()))));
+    grants.sort((a, b) => a - b);
+    // 28.5 per second paces to whole sends: 28 in any second, never 28 at once and 28 more 982 ms later. (990 ms:
+    // a stamp is taken a few microtasks after the limiter's own reading of the clock, later still under a GC pause.)
+    expect(busiestWindow(grants, 990)).toBeLessThanOrEqual(28);
+    // Spread, one every 1/28 s: a tenth of a second holds four or five (a late send brings the next forward by half
+    // a spacing at most), where a burst puts all 28 in it.
+    expect(busiestWindow(grants, 100)).toBeLessThanOrEqual(6);
   });
 
   it("serves callers in the order they asked", async () => {

@@ -38,6 +38,7 @@ const outside = () =>
     "lib/functions.sentinel": "f = func() { return 1 }\n",
     "lib/README.md": "readme",
     "lib/.terraform/cache": "cache",
+    terraformignore: "*.pem\nsecrets.auto.tfvars\n",
   });
 
 /** Each case is a folder as teams lay them out, or a rule of go-slug's that is easy to get wrong. */
@@ -93,6 +94,19 @@ const cases: Record<string, Layout> = {
     "data-link": { link: "data" },
     "modules/up.sentinel": { link: "../link-a.sentinel" },
     "dangling.sentinel": { link: "missing.sentinel" },
+  },
+  ".terraformignore a link inside the folder": {
+    ".terraformignore": { link: "config/terraformignore" },
+    "config/terraformignore": "*.pem\nsecrets.auto.tfvars\n",
+    "sentinel.hcl": "",
+    "keys/deploy.pem": "-----BEGIN PRIVATE KEY-----",
+    "secrets.auto.tfvars": 'token = "s3cr3t"',
+  },
+  ".terraformignore a link out of the folder, into the repository": {
+    ".terraformignore": { link: "$WORK/outside/terraformignore" },
+    "sentinel.hcl": "",
+    "keys/deploy.pem": "-----BEGIN PRIVATE KEY-----",
+    "secrets.auto.tfvars": 'token = "s3cr3t"',
   },
   "links out of the folder, files and folders": {
     ".terraformignore": "lib/README.md\nfunctions.sentinel\n",

@@ -139,6 +139,44 @@ describe("links", () => {
     ]);
   });
 
+  it("reads a .terraformignore that is a link, inside the folder or out of it, and leaves out what it names", () => {
+    const rules = "*.pem\nsecrets.auto.tfvars\n";
+    const shared = folder({ terraformignore: rules });
+    const layout = {
+      "sentinel.hcl": "",
+      "keys/deploy.pem": "-----BEGIN PRIVATE KEY-----",
+      "secrets.auto.tfvars": 'token = "s3cr3t"',
+      "config/terraformignore": rules,
+    };
+    const inside = folder(layout);
+    symlinkSync("config/terraformignore", join(inside, ".terraformignore"));
+    const outside = folder(layout);
+    symlinkSync(join(shared, "terraformignore"), join(outside, ".terraformignore"));
+    for (const root of [inside, outside]) {
+      const { files } = readSlugFolder(root);
+      expect([...files.keys()].sort()).toEqual([".terraformignore", "config/terraformignore", "sentinel.hcl"]);
+    }
+  });
+
+  it("refuses a .terraformignore link it cannot read, rather than pack what the file leaves out", () => {
+    const dangling = folder({ "sentinel.hcl": "", "key.pem": "k" });
+    symlinkSync("missing-ignore", join(dangling, ".terraformignore"));
+    expect(() => readSlugFolder(dangling)).toThrow(
+      /\.terraformignore \(a link to missing-ignore\) does not exist .*: fix the path, or add the file/,
+    );
+    const elsewhere = mkdtempSync(join(tmpdir(), "slug-elsewhere-"));
+    try {
+      writeFileSync(join(elsewhere, "ignore"), "*.pem\n");
+      const out = folder({ "sentinel.hcl": "", "key.pem": "k" });
+      symlinkSync(join(elsewhere, "ignore"), join(out, ".terraformignore"));
+      expect(() => readSlugFolder(out)).toThrow(
+        /\.terraformignore \(a link to .*\) leads to .*, outside the repository/,
+      );
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
   it("refuses a link into /proc, naming it, and never reads it", () => {
     const root = folder({ "sentinel.hcl": "" });
     symlinkSync("/proc/self/environ", join(root, "environ.sentinel"));

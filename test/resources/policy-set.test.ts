@@ -30,7 +30,7 @@ import { checkVcs } from "../../src/resources/policy-set/arguments";
 import { policySetProperties, policySetSecrets } from "../../src/resources/policy-set/properties";
 import { shapeOf } from "../../src/resources/policy-set/requests";
 import { unknownValue } from "../../src/resources/provider-context";
-import { type RunningServer, startServer } from "../../src/server";
+import { type FaultPlan, type RunningServer, startServer } from "../../src/server";
 import { ingressRoute } from "../../src/server/faults";
 import { startFaultServer } from "../client/helpers";
 import { startSeededServer } from "../seeded-server";
@@ -1085,6 +1085,19 @@ describe("PolicySet: adopting compares the program with what the service holds",
 
 describe("PolicySet: failures half-way leave the service as strict as before, and state says what happened", () => {
   const relationships = "POST /api/v2/policy-sets/:policySetId/relationships/workspaces";
+  const parameterPost = "POST /api/v2/policy-sets/:policySetId/parameters";
+  /** What `action` throws while the server runs `faults`; they end with it. */
+  const failureUnder = async (faults: FaultPlan, action: () => Promise<unknown>): Promise<unknown> => {
+    server.setFaults(faults);
+    try {
+      await action();
+    } catch (error) {
+      return error;
+    } finally {
+      server.setFaults([]);
+    }
+    throw new Error("expected the change to fail under the faults, but it went through");
+  };
 
   it("turning global off while scoping to workspaces: a failed join turns global on again, and state says global", async () => {
     const inputs = await checked({ global: true });
@@ -1114,15 +1127,10 @@ describe("PolicySet: failures half-way leave the service as strict as before, an
     const inputs = await checked({ parameters: { limit: { value: "5", sensitive: true } } });
     const { id, outs } = await provider.create(inputs);
     const plain = await checked({ parameters: { limit: { value: "6", sensitive: false } } });
-    server.setFaults([{ route: "POST /api/v2/policy-sets/:policySetId/parameters", status: 500, times: 1 }]);
-    let failure: unknown;
-    try {
-      await provider.update(id, outs as PolicySetOutputs, plain);
-    } catch (error) {
-      failure = error;
-    } finally {
-      server.setFaults([]);
-    }
+    // Every attempt fails (a read between them finds no entry, so each goes again, three at most).
+    const failure = await failureUnder([{ route: parameterPost, status: 500, times: 3 }], () =>
+      provider.update(id, outs as PolicySetOutputs, plain),
+    );
     const recorded = (failure as { properties: PolicySetOutputs }).properties;
     expect(recorded.parameters).toEqual({});
     expect(recorded.parameterIds).toEqual({});
@@ -1138,6 +1146,88 @@ describe("PolicySet: failures half-way leave the service as strict as before, an
     expect((await client.policySets.listParameters(id)).map(({ key, value }) => [key, value])).toEqual([
       ["limit", "6"],
     ]);
+  });
+
+  const parameterRequests = (method: string) =>
+    server.requestLog
+      .entries()
+      .filter(
+        (entry) => entry.method === method && entry.route?.startsWith("/api/v2/policy-sets/:policySetId/parameters"),
+      );
+  const parametersOf = async (id: string) =>
+    (await client.policySets.listParameters(id)).map(({ key, value, sensitive }) => [key, value, sensitive]).sort();
+  const twoParameters = {
+    parameters: { limit: { value: "5", sensitive: false }, api_token: { value: "s3cr3t", sensitive: true } },
+  };
+
+  it("a parameter create refused before the service made it (503, a reset) goes again once a read finds no entry", async () => {
+    server.setFaults([
+      { route: parameterPost, status: 503, times: 1 },
+      { route: parameterPost, reset: true, times: 1 },
+    ]);
+    try {
+      const { id, outs } = await provider.create(await checked(twoParameters));
+      expect((outs as PolicySetOutputs).parameters).toEqual({
+        limit: { value: "5", sensitive: false },
+        api_token: { value: hashParameterValue("s3cr3t"), sensitive: true },
+      });
+      // Two refused, two made; a read of the set's parameters before each POST that went again.
+      expect(parameterRequests("POST").map((entry) => entry.status)).toEqual([503, 0, 201, 201]);
+      expect(parameterRequests("GET")).toHaveLength(2);
+      expect(await parametersOf(id)).toEqual([
+        ["api_token", "", true],
+        ["limit", "5", false],
+      ]);
+    } finally {
+      server.setFaults([]);
+    }
+  });
+
+  it("a parameter create whose answer is lost: a plain entry with our value is ours, a sensitive one gets our value written over it", async () => {
+    server.setFaults([{ route: parameterPost, status: 503, afterHandler: true, times: 2 }]);
+    try {
+      const { id, outs } = await provider.create(await checked(twoParameters));
+      expect((outs as PolicySetOutputs).parameterIds).toEqual({
+        limit: expect.stringMatching(/^var-/),
+        api_token: expect.stringMatching(/^var-/),
+      });
+      // One entry a key: none made twice.
+      expect(await parametersOf(id)).toEqual([
+        ["api_token", "", true],
+        ["limit", "5", false],
+      ]);
+      // The plain one is taken as it reads; the sensitive one cannot be read back, so it is written once more.
+      expect(parameterRequests("POST").map((entry) => entry.status)).toEqual([503, 503]);
+      expect(parameterRequests("PATCH")).toHaveLength(1);
+    } finally {
+      server.setFaults([]);
+    }
+  });
+
+  it("a parameter another writer set while our create's answer was lost is left as it is, and the change fails naming it", async () => {
+    const { id, outs } = await provider.create(await checked({}));
+    const limited = await checked({ parameters: { limit: { value: "5", sensitive: false } } });
+    let writeMeanwhile = true;
+    server.requestLog.onEntry((entry) => {
+      if (writeMeanwhile && entry.method === "POST" && entry.status === 503 && entry.route?.endsWith("/parameters")) {
+        writeMeanwhile = false;
+        void client.policySets.createParameter(id, { key: "limit", value: "50", sensitive: false });
+      }
+    });
+    // The POST is refused before the service acts; the read after it is slowed, so the other write lands first.
+    const failure = await failureUnder(
+      [
+        { route: parameterPost, status: 503, times: 1 },
+        { route: "GET /api/v2/policy-sets/:policySetId/parameters", latencyMs: 300, times: 2 },
+      ],
+      () => provider.update(id, outs as PolicySetOutputs, limited),
+    );
+    writeMeanwhile = false;
+    expect((failure as Error).message).toMatch(
+      /parameter "limit" of policy set polset-\w+ appeared while this run created it, with another value: someone else wrote it/,
+    );
+    expect(await parametersOf(id)).toEqual([["limit", "50", false]]);
+    expect((failure as { properties: PolicySetOutputs }).properties.parameters).toEqual({});
   });
 
   it("a create whose answer is lost takes the set it made, instead of failing and leaving it outside the state", async () => {

@@ -139,6 +139,39 @@ describe("ping and rate limit", () => {
       await limited.close();
     }
   });
+
+  it("counted every second, refuses what a token bucket lets through: its refill within the second of a burst", async () => {
+    // Three more 700 ms after the burst was sent (not answered: a first answer can be slow).
+    const burstThenMore = async (target: RunningServer) => {
+      const burst = Promise.all(Array.from({ length: 5 }, () => call(target, "GET", policiesPath)));
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      const more = await Promise.all(Array.from({ length: 3 }, () => call(target, "GET", policiesPath)));
+      return [...(await burst), ...more];
+    };
+    const bucket = await start({ rateLimit: 5 });
+    const everySecond = await start({ rateLimit: 5, rateLimitCounting: "every-second" });
+    try {
+      // The bucket refilled 3.5 in 700 ms: 8 within one second against a limit of 5 (7 where the burst came late).
+      const throughBucket = (await burstThenMore(bucket)).filter((answer) => answer.status === 200);
+      expect(throughBucket.length).toBeGreaterThanOrEqual(7);
+      expect(bucket.busiestSecond()).toBe(throughBucket.length);
+      const answers = await burstThenMore(everySecond);
+      expect(answers.map((answer) => answer.status).sort()).toEqual([...Array(5).fill(200), ...Array(3).fill(429)]);
+      // Free again once the burst's first request leaves the window: within the second.
+      const reset = Math.max(
+        ...answers
+          .filter((answer) => answer.status === 429)
+          .map((answer) => Number(answer.headers.get("x-ratelimit-reset"))),
+      );
+      expect(reset).toBeGreaterThan(0);
+      expect(reset).toBeLessThan(1);
+      expect(everySecond.busiestSecond()).toBe(5);
+      await new Promise((resolve) => setTimeout(resolve, 1000 * reset));
+      expect((await call(everySecond, "GET", policiesPath)).status).toBe(200);
+    } finally {
+      await Promise.all([bucket.close(), everySecond.close()]);
+    }
+  });
 });
 
 describe("faults", () => {

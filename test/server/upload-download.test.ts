@@ -1,7 +1,10 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../src/server";
 import { call, createPolicy, otherToken, readOnlyToken, start } from "./helpers";
 
+const run = promisify(execFile);
 let server: RunningServer;
 let counter = 0;
 const newPolicy = () => createPolicy(server, `code-${++counter}`);
@@ -87,6 +90,40 @@ describe("upload (spec 4.3)", () => {
     expect(answer.status).toBe(413);
     expect((await call(server, "GET", `/api/v2/policies/${policy.id}/download`)).status).toBe(404);
   });
+
+  it("a declared-oversize upload sent at full speed reads its 413, not a reset: 20 of 20, from another process", async () => {
+    const policy = await newPolicy();
+    // Node's own client in a process of its own, writing all of 10 MiB + 1 KiB as fast as the socket takes it and
+    // reading the answer alongside: a server that closes the socket right after its early 413 leaves bytes in
+    // flight, which the kernel answers with a reset (EPIPE for the sender) before some senders read the 413.
+    const sender = `
+      const http = require("node:http");
+      const url = new URL(process.argv[1]);
+      const body = Buffer.alloc(10 * 1024 * 1024 + 1024, 0x61);
+      const one = () => new Promise((resolve) => {
+        const request = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: "PUT",
+          agent: false, headers: { authorization: "Bearer " + process.argv[2],
+          "content-type": "application/octet-stream", "content-length": body.length } }, (response) => {
+            response.resume();
+            response.on("end", () => resolve(String(response.statusCode)));
+          });
+        request.on("error", (error) => resolve(error.code || error.message));
+        request.end(body);
+      });
+      (async () => {
+        const results = [];
+        for (let index = 0; index < 20; index++) results.push(await one());
+        console.log(JSON.stringify(results));
+      })();`;
+    const { stdout } = await run(process.execPath, [
+      "-e",
+      sender,
+      `${server.url}/api/v2/policies/${policy.id}/upload`,
+      server.token,
+    ]);
+    expect(JSON.parse(stdout)).toEqual(Array(20).fill("413"));
+    expect((await call(server, "GET", `/api/v2/policies/${policy.id}/download`)).status).toBe(404);
+  }, 60_000);
 
   it("accepts exactly 10 MB", async () => {
     const policy = await newPolicy();

@@ -337,25 +337,47 @@ export async function syncParameters(
   return held;
 }
 
-/** A create whose answer was lost made the parameter: the key is unique in a set, so it is found by its key. */
+/**
+ * POST is not retried blindly: after a timeout, a reset or a 5xx the parameter may exist already. A parameter's key is
+ * unique in its set, so the set's parameters are read before the POST goes again: no entry for the key, nothing was
+ * made, and it is sent again (three times at most); an entry that is the one sent (plain, and our value) is ours.
+ * A sensitive entry cannot be read back (the service never sends its value), so it is never taken as ours on sight:
+ * our value is written over it (a PATCH, safe to repeat), and the service then holds what was declared whatever it
+ * held; what was there is never recorded as ours unread, and no second entry is made. An entry that is plainly not
+ * the one sent (another value, or another sensitivity) was written by someone else meanwhile: it is left as it is
+ * and the change fails, naming it.
+ */
 async function createParameterWithoutDuplicate(
   client: TfeClient,
   setId: string,
   key: string,
   wanted: ParameterState,
 ): Promise<PolicySetParameter> {
-  try {
-    return await client.policySets.createParameter(setId, { key, ...wanted });
-  } catch (error) {
-    const keyTaken = error instanceof TfeApiError && error.status === 422 && error.invalidAttributes.includes("key");
-    if (!mayHaveTakenEffect(error) && !keyTaken) throw error;
-    const found = (await client.policySets.listParameters(setId)).find((parameter) => parameter.key === key);
-    if (!found) throw error;
-    // Made by the lost request, or left by an earlier run: either way it gets the declared value now; a sensitive
-    // one that is to be plain is made again, as the service cannot turn sensitivity off.
-    if (!(found.sensitive && !wanted.sensitive)) return client.policySets.updateParameter(setId, found.id, wanted);
-    await deletedUnlessGone(() => client.policySets.deleteParameter(setId, found.id));
-    return client.policySets.createParameter(setId, { key, ...wanted });
+  const maxAttempts = 3;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.policySets.createParameter(setId, { key, ...wanted });
+    } catch (error) {
+      // A key taken: an attempt whose answer was lost made it, or someone else did.
+      const keyTaken = error instanceof TfeApiError && error.status === 422 && error.invalidAttributes.includes("key");
+      if (!mayHaveTakenEffect(error) && !keyTaken) throw error;
+      // The last attempt too: a parameter it made without an answer would otherwise be left outside the state.
+      const found = (await client.policySets.listParameters(setId)).find((parameter) => parameter.key === key);
+      if (!found) {
+        if (keyTaken || attempt >= maxAttempts) throw error;
+        continue;
+      }
+      if (found.sensitive !== wanted.sensitive || (!found.sensitive && found.value !== wanted.value)) {
+        throw new Error(
+          `parameter "${key}" of policy set ${setId} appeared while this run created it, ` +
+            `${found.sensitive === wanted.sensitive ? "with another value" : found.sensitive ? "sensitive" : "not sensitive"}: ` +
+            "someone else wrote it, and it was left as it is. Run pulumi up again to make it the declared value " +
+            "(pulumi refresh shows it first)",
+        );
+      }
+      if (!found.sensitive) return found;
+      return client.policySets.updateParameter(setId, found.id, wanted);
+    }
   }
 }
 
