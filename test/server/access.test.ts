@@ -95,6 +95,8 @@ const publicRoutes: Record<string, string> = {
   "GET /.well-known/terraform.json": "service discovery, as the service answers it",
   "POST /_local/vcs-push": "the local server's webhook, served to loopback only (below)",
   "GET /_local/enforcement": "the local server's view for tests, served to loopback only (below)",
+  "GET /app/:organization/workspaces/:workspace/runs/:run":
+    "a run's page, where a link of tfe-governance impact --html leads a browser (which carries no token), served to loopback only",
   "GET /policy-code/:policyId": "a signed link (below)",
   "PUT /policy-set-versions/:versionId/upload": "a signed link (below)",
 };
