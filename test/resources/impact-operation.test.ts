@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { noReach, ResultsCache, readImpact, type StricterChange } from "../../src/impact";
 import { ProviderContext } from "../../src/resources/provider-context";
-import { readImpactOnce } from "../../src/resources/stricter-changes";
+import { readImpactOnce, sayImpact, startOperationReads } from "../../src/resources/stricter-changes";
 import { useSeededServer } from "../seeded-server";
 
 // One operation's reads of whom a stricter change would block, over HTTP against the local server: a workspace's
@@ -47,8 +47,33 @@ describe("the reads of one operation", () => {
     expect(second.requests).toBe(0);
   });
 
+  it("with the reads off (impactWindowDays 0), answers not known, which requireNoBlockedRuns refuses", async () => {
+    vi.stubEnv("TFE_IMPACT_WINDOW_DAYS", "0");
+    vi.stubEnv("TFE_REQUIRE_NO_BLOCKED_RUNS", "true");
+    try {
+      const context = new ProviderContext();
+      context.useClient(seeded.client);
+      const before = seeded.server.requestLog.entries().length;
+      const answer = await readImpactOnce(context, raise("require-tags"));
+      expect(answer.verdict).toBe("not known");
+      expect(seeded.server.requestLog.entries().length).toBe(before);
+      await expect(
+        sayImpact(context, undefined, 'policy "require-tags" at hard-mandatory', answer, false),
+      ).rejects.toThrow(
+        'policy "require-tags" at hard-mandatory: whom it would block is not known: tfe:impactWindowDays is 0, which ' +
+          "turns these reads off. tfe:requireNoBlockedRuns refuses a stricter change of which it is not known whom it " +
+          "would block: set allowStricter: true on this resource to approve it",
+      );
+      // Approved on the resource, it is said and let through.
+      await expect(sayImpact(context, undefined, "x", answer, true)).resolves.toBeUndefined();
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it("shares one budget among the resources of a preview, and says so where it ran out", async () => {
     vi.stubEnv("TFE_IMPACT_REQUEST_BUDGET", "8");
+    startOperationReads();
     try {
       const context = new ProviderContext();
       context.useClient(seeded.client);
