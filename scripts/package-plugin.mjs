@@ -62,7 +62,8 @@ try {
   if (!options["sdks-only"]) {
     const bundle = join(work, "plugin.js");
     await bundlePlugin(root, bundle);
-    // Beside the executable: hcl2json's WebAssembly, the version and docs messages name (src/package-version.ts).
+    // Beside the executable: hcl2json's WebAssembly, and the version and docs that messages name
+    // (src/process/package-version.ts).
     writeFileSync(join(work, "package.json"), `${JSON.stringify({ name: "pulumi-resource-tfegov", version })}\n`);
     const shared = {
       "main.wasm.gz": join(root, "node_modules", "@cdktn", "hcl2json", "main.wasm.gz"),

@@ -1,6 +1,6 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
-import { libraryVersion } from "../package-version";
+import { libraryVersion } from "../process/package-version";
 import { secretInputsKey } from "../resources/derived-secrets";
 import { deprecationProperties } from "../resources/module-version-deprecation";
 import { policyProperties } from "../resources/policy/properties";

@@ -1,8 +1,8 @@
-import "../node-version";
-import "../provider-process";
+import "../process/node-version";
+import "../process/provider-process";
 import * as pulumiProvider from "@pulumi/pulumi/provider";
-import { keepCompiledCode } from "../compile-cache";
 import { closestName } from "../contract/names";
+import { keepCompiledCode } from "../process/compile-cache";
 import { EngineLog } from "../resources/engine-log";
 import { settingKeys, settingValueProblem } from "../resources/provider-settings";
 import { providers } from "../resources/providers";

@@ -4,7 +4,7 @@ import { resolveClientConfig } from "../client/config";
 import { TfeApiError } from "../client/errors";
 import type { PolicySet as ServicePolicySet } from "../client/policy-sets";
 import { segmentProblem } from "../contract/paths";
-import { packageDoc } from "../package-version";
+import { packageDoc } from "../process/package-version";
 import { EngineLog } from "./engine-log";
 import {
   FailureReport,
