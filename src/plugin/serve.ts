@@ -45,13 +45,18 @@ type Served = Pick<
   | "cancel"
 >;
 
+/** How many calls are being answered now (Cancel aside). */
+let callsInFlight = 0;
+
 /** A unary call answered by `answer`: its response, or its failure as the call's error. */
 function unary<Request, Response>(
   answer: (request: Request) => Response | Promise<Response>,
 ): grpc.handleUnaryCall<Request, Response> {
   return (call, callback) => {
+    callsInFlight++;
     Promise.resolve()
       .then(() => answer(call.request))
+      .finally(() => callsInFlight--)
       .then(
         (response) => callback(null, response),
         (error: unknown) => callback(callError(error)),
@@ -189,21 +194,27 @@ export class ProviderServer implements Served {
   construct: grpc.handleUnaryCall<messages.ConstructRequest, messages.ConstructResponse> = (call, callback) => {
     const fail = (error: unknown) => callback(callError(error));
     this.constructs.add(fail);
+    callsInFlight++;
     runConstruct(call.request, this.engineAddress, (name, type, inputs, options) =>
       this.provider.construct(name, type, inputs, options),
     )
       .then((response) => callback(null, response), fail)
-      .finally(() => this.constructs.delete(fail));
+      .finally(() => {
+        callsInFlight--;
+        this.constructs.delete(fail);
+      });
   };
 
   /**
    * Ctrl-C: every provider's client stops sending (ProviderContext.cancel), so the operations in flight end at their
-   * next request, a write already sent let finish and recorded.
+   * next request, a write already sent let finish and recorded. The engine also sends Cancel when it closes the
+   * plugin at the end of every command, with nothing in flight: that one stops nothing, so that a plugin the engine
+   * attached to (PULUMI_DEBUG_PROVIDERS), which outlives the command, serves the next one.
    */
-  cancel = unary(() => {
-    for (const served of Object.values(providers)) served.context.cancel();
-    return new Empty();
-  });
+  cancel: grpc.handleUnaryCall<Empty, Empty> = (_call, callback) => {
+    if (callsInFlight > 0) for (const served of Object.values(providers)) served.context.cancel();
+    callback(null, new Empty());
+  };
 }
 
 /**
