@@ -16,6 +16,8 @@ export interface PluginArtifacts {
   folder: string;
   /** `pulumi-resource-tfegov-v<version>-<os>-<arch>.tar.gz` of this machine's platform. */
   tarball: string;
+  /** The tarball of every platform, by its name (`linux-arm64`). */
+  tarballs: Record<string, string>;
   /** The Python SDK's wheel. */
   wheel: string;
   version: string;
@@ -28,26 +30,31 @@ export const hostPlatform = `${process.platform === "win32" ? "windows" : proces
 
 /**
  * What a user installs, made by the command a user (or a release) runs: `scripts/package-plugin.mjs` over the built
- * dist/ and the committed sdk/. Made once for every test file of a run that needs it: the folder is named after
- * what it is made of, so a test file finds the one another made, and a lock lets one make it while others wait.
+ * dist/ and the committed sdk/, every platform's plugin (test/e2e/plugin-platforms.test.ts runs or reads each). Made
+ * once for every test file of a run that needs it: the folder is named after what it is made of, so a test file
+ * finds the one another made, and a lock lets one make it while others wait.
  */
 export function pluginArtifacts(): Promise<PluginArtifacts> {
   built ??= (async () => {
     const folder = join(tmpdir(), `tfegov-artifacts-${await sourcesDigest()}`);
     await madeOnce(folder, async (target) => {
-      // The plugin of this machine's platform only: the others take a minute more, and cannot run here.
-      const platforms = ["--platforms", hostPlatform];
-      await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), target, ...platforms], {
+      await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), target], {
         cwd: repoRoot,
         maxBuffer: 64 * 1024 * 1024,
       });
     });
     const files = await readdir(folder);
-    const tarball = files.find((file) => file.startsWith("pulumi-resource-tfegov-"));
+    const tarballs = Object.fromEntries(
+      files.flatMap((file) => {
+        const platform = /^pulumi-resource-tfegov-v[^-]+-(\w+-\w+)\.tar\.gz$/.exec(file)?.[1];
+        return platform ? [[platform, join(folder, file)]] : [];
+      }),
+    );
+    const tarball = tarballs[hostPlatform];
     const wheel = files.find((file) => file.endsWith(".whl"));
     if (!tarball || !wheel) throw new Error(`the packaging made ${files.join(", ")}: no plugin tarball or wheel`);
     const version = /-v(\d+\.\d+\.\d+[^-]*)-/.exec(tarball)?.[1] as string;
-    return { folder, tarball: join(folder, tarball), wheel: join(folder, wheel), version };
+    return { folder, tarball, tarballs, wheel: join(folder, wheel), version };
   })();
   return built;
 }
@@ -62,7 +69,14 @@ async function sourcesDigest(): Promise<string> {
       hash.update(path).update(await readFile(path));
     }
   };
-  const scripts = ["package-plugin.mjs", "plugin-bundle.mjs", "plugin-platforms.mjs", "generate-sdks.sh"];
+  const scripts = [
+    "package-plugin.mjs",
+    "plugin-bundle.mjs",
+    "plugin-platforms.mjs",
+    "plugin-platform-worker.mjs",
+    "plugin-binaries.mts",
+    "generate-sdks.sh",
+  ];
   for (const path of [
     "dist",
     "sdk",
@@ -101,7 +115,7 @@ async function madeOnce(folder: string, make: (target: string) => Promise<void>)
   }
 }
 
-/** The artifacts of earlier builds, an hour old or more: 20 MB each, of no use once the build changed. */
+/** The artifacts of earlier builds, an hour old or more: 200 MB each, of no use once the build changed. */
 async function removeOlderArtifacts(): Promise<void> {
   for (const entry of await readdir(tmpdir())) {
     if (!/^tfegov-artifacts-[0-9a-f]{16}(-partial-.*)?$/.test(entry)) continue;
