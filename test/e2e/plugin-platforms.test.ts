@@ -24,13 +24,14 @@ import {
 import { TfeClient } from "../../src/client";
 import type { RunningServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
-import { pluginArtifacts } from "./plugin-artifacts";
+import { everyPlatformTarball } from "./plugin-artifacts";
 import { commandHere, type StartedPlugin, schemaOf, startPlugin } from "./plugin-platforms";
 import { PulumiProject } from "./pulumi-project";
 import { policiesOnService } from "./service-and-state";
 
-// Every platform's plugin, from the tarballs `npm run package` makes (one build, shared with the other tests of the
-// plugin): each is one executable of its OS and CPU that carries this checkout's bundle. What can run here runs:
+// Every platform's plugin, from the tarballs `npm run package` makes (this machine's shared with the other tests of
+// the plugin, the four others made once for this file): each is one executable of its OS and CPU that carries this
+// checkout's bundle. What can run here runs:
 // linux-arm64 under qemu, started, asked for its schema and driven by `pulumi` (attached) through one create and one
 // delete; macOS's script under the Node version macOS carries. What cannot run is read: the macOS signature by
 // rcodesign's own verify, the Windows file by osslsigncode. linux-amd64 is what every other test of the plugin runs.
@@ -68,9 +69,9 @@ describe("the plugin of every platform, as npm run package makes it", () => {
   let project: PulumiProject;
 
   beforeAll(async () => {
-    const artifacts = await pluginArtifacts();
-    scratch = await mkdtemp(join(tmpdir(), "tfegov-platforms-"));
-    for (const [platform, tarball] of Object.entries(artifacts.tarballs)) {
+    const tarballs = await everyPlatformTarball();
+    scratch = await mkdtemp(join(tmpdir(), "tfegov-platform-runs-"));
+    for (const [platform, tarball] of Object.entries(tarballs)) {
       await mkdir(join(scratch, platform));
       await run("tar", ["-xzf", tarball, "-C", join(scratch, platform)]);
       executables[platform] = join(scratch, platform, executableName(platform));
