@@ -1,22 +1,28 @@
 // The plugin for other languages, measured as users run it (installed from the tarball `npm run package` makes):
-//   0. what `npm run package` makes for every platform: each tarball's size and files, and whether a second build
-//      of the same checkout gives the same bytes;
-//   1. its start-up, from spawn to the port on stdout (the engine starts it two or three times per command): the
-//      self-contained executable, next to the JavaScript plugin it replaced (dist/plugin/main.js under Node with the
-//      packages installed, as the tarball of 0.1.0 held it) and the macOS bundle under Node, Node's compile cache
-//      cold (NODE_DISABLE_COMPILE_CACHE=1) and warm, and `node -e ""` alone;
+//   0. what `npm run package` makes for every platform: how long it takes, each tarball's size and files, and
+//      whether a second build of the same checkout gives the same bytes (the signed macOS executables included);
+//   1. its start-up, from spawn to the port on stdout (the engine starts it two or three times per command), on each
+//      platform that runs here: the linux-amd64 executable, the linux-arm64 one under qemu-user (emulated: slower
+//      than an arm64 machine by far), and macOS's script under the Node version macOS carries (its Linux build: not
+//      a Mac's start-up); next to the JavaScript plugin it replaced (dist/plugin/main.js under Node with the
+//      packages installed, as the tarball of 0.1.0 held it), Node's compile cache cold (NODE_DISABLE_COMPILE_CACHE=1)
+//      and warm, and `node -e ""` alone;
 //   2. up / preview / refresh / destroy of the same 50 policies from a YAML program through the plugin and from a
 //      JavaScript program on the dynamic providers, interleaved operation by operation, several runs, medians;
 //   3. the plugin process's peak memory during a YAML `up` of 200 policies, next to the dynamic provider's.
-// Writes bench/results/plugin.md. Nothing is asserted.
+// Writes bench/results/plugin.md (bench/results/plugin-platforms.md for 0 and 1 only). Nothing is asserted. Windows' executable does not run here (wine 8.0 cannot start
+// Node 24), nor macOS's.
 //
-//   npm run bench:plugin                 # 10 start-ups each, 3 runs of each operation (about five minutes)
+//   npm run bench:plugin                 # 10 start-ups each (3 under qemu), 3 runs of each operation
 //   BENCH_RUNS=1 npm run bench:plugin
+//   BENCH_PARTS=platforms npm run bench:plugin   # 0 and 1 only
 import { execFile, spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { seaMainScript } from "../scripts/plugin-binaries.mts";
+import { blobMakers, runtimeBinary, runtimeVersion } from "../scripts/plugin-platforms.mjs";
 import { benchDir, repoRoot, resultsDir, startServer } from "./engine/settings.mts";
 
 // The built client, as the benchmark's server; typed from the source so typechecking needs no build.
@@ -26,6 +32,11 @@ const { TfeClient } = (await import(distClient)) as typeof import("../src/client
 const run = promisify(execFile);
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const startups = Number(process.env.BENCH_STARTUPS ?? 10);
+/** Start-ups under qemu: each takes seconds. */
+const emulatedStartups = Math.min(startups, 3);
+const platformsOnly = process.env.BENCH_PARTS === "platforms";
+const startLoad = loadavg();
+const arm64Root = process.env.TFEGOV_ARM64_ROOT ?? "/usr/aarch64-linux-gnu";
 // One organization each: the programs are interleaved, and both declare the same 50 names.
 const organizations = { yaml: "bench-yaml", javascript: "bench-javascript" } as const;
 const token = "bench-plugin-token.atlasv1.0123456789";
@@ -173,8 +184,11 @@ try {
   console.log("packaging the plugin for every platform, twice (npm run package's script) ...");
   const artifacts = join(root, "artifacts");
   const again = join(root, "artifacts-again");
+  const packaging: number[] = [];
   for (const folder of [artifacts, again]) {
+    const started = performance.now();
     await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), folder], { maxBuffer: 64 << 20 });
+    packaging.push(performance.now() - started);
   }
   const sums = async (folder: string) => (await readFile(join(folder, "SHA256SUMS"), "utf8")).trim().split("\n");
   const [first, second] = [await sums(artifacts), await sums(again)];
@@ -188,14 +202,20 @@ try {
   const platform = `${process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
   const tarball = join(artifacts, tarballs.find((entry) => entry.name.endsWith(`-${platform}.tar.gz`))?.name as string);
   const version = /-v(\d+\.\d+\.\d+[^-]*)-/.exec(tarball)?.[1] as string;
-  const bundleFolder = join(root, "bundle");
-  await mkdir(bundleFolder);
-  await run("tar", [
-    "-xzf",
-    join(artifacts, `pulumi-resource-tfegov-v${version}-darwin-arm64.tar.gz`),
-    "-C",
-    bundleFolder,
-  ]);
+  const extracted = async (name: string) => {
+    const folder = join(root, name);
+    await mkdir(folder);
+    await run("tar", ["-xzf", join(artifacts, `pulumi-resource-tfegov-v${version}-${name}.tar.gz`), "-C", folder]);
+    return folder;
+  };
+  const arm64 = join(await extracted("linux-arm64"), "pulumi-resource-tfegov");
+  // macOS's script beside what its executable has beside it (package.json, docs, hcl2json's WebAssembly).
+  const darwinFolder = await extracted("darwin-arm64");
+  const darwinScript = join(root, "darwin-script", "plugin.js");
+  await cp(darwinFolder, join(root, "darwin-script"), { recursive: true });
+  await writeFile(darwinScript, seaMainScript(await readFile(join(darwinFolder, "pulumi-resource-tfegov"))) as Buffer);
+  const darwinNode = runtimeVersion("darwin-arm64");
+  const darwinNodeBinary = runtimeBinary(blobMakers[darwinNode] as Parameters<typeof runtimeBinary>[0]);
 
   const yaml = await Project.create(
     "yaml",
@@ -228,11 +248,20 @@ try {
     ...(variant === "cold" ? { NODE_DISABLE_COMPILE_CACHE: "1" } : { NODE_COMPILE_CACHE: cache }),
   });
   const javascriptPlugin = [join(repoRoot, "dist", "plugin", "main.js")];
-  const bundle = [join(bundleFolder, "plugin.js")];
   // Each measured the same way, interleaved: [command, arguments, environment].
   const starts: Record<string, [string, string[], NodeJS.ProcessEnv]> = {
     "`node -e ''` alone": [process.execPath, ["-e", "process.stdout.write('x')"], startupEnv("cold")],
-    "executable (this release)": [launcher, ["127.0.0.1:1"], startupEnv("cold")],
+    "linux-amd64 executable (this release)": [launcher, ["127.0.0.1:1"], startupEnv("cold")],
+    "linux-arm64 executable, under qemu-user (emulated)": [
+      "qemu-aarch64-static",
+      ["-L", arm64Root, arm64, "127.0.0.1:1"],
+      startupEnv("cold"),
+    ],
+    [`macOS's script under Node ${darwinNode} for Linux`]: [
+      darwinNodeBinary,
+      [darwinScript, "127.0.0.1:1"],
+      startupEnv("cold"),
+    ],
     "JavaScript plugin (0.1.0), compile cache cold": [
       process.execPath,
       [...javascriptPlugin, "127.0.0.1:1"],
@@ -243,13 +272,12 @@ try {
       [...javascriptPlugin, "127.0.0.1:1"],
       startupEnv("warm"),
     ],
-    "macOS bundle under Node, compile cache cold": [process.execPath, [...bundle, "127.0.0.1:1"], startupEnv("cold")],
-    "macOS bundle under Node, compile cache warm": [process.execPath, [...bundle, "127.0.0.1:1"], startupEnv("warm")],
   };
   const startup: Record<string, number[]> = Object.fromEntries(Object.keys(starts).map((name) => [name, []]));
   for (const [command, args, env] of Object.values(starts)) await timeToFirstLine(command, args, env); // fills caches
   for (let index = 0; index < startups; index++) {
     for (const [name, [command, args, env]] of Object.entries(starts)) {
+      if (command.startsWith("qemu") && index >= emulatedStartups) continue;
       startup[name]?.push(await timeToFirstLine(command, args, env));
     }
   }
@@ -259,57 +287,73 @@ try {
       .join(", "),
   );
 
-  // 2. YAML through the plugin against JavaScript on the dynamic providers, interleaved, the first alternating.
-  const client = new TfeClient({ address: server.url, token, rateLimit: false });
-  /** Every destroy leaves its organization empty: the next up of the same names would meet them. */
-  const leftOver = async (variant: keyof typeof organizations) => {
-    const names: string[] = [];
-    for await (const policy of client.policies.listAll(organizations[variant])) names.push(policy.name);
-    if (names.length > 0) throw new Error(`the ${variant} destroy left ${names.length} policies`);
-  };
-  await yaml.pulumi(commands.up);
-  await yaml.pulumi(commands.destroy);
-  await leftOver("yaml");
-  await javascript.pulumi(commands.up);
-  await javascript.pulumi(commands.destroy);
-  await leftOver("javascript");
-  const times: Record<"yaml" | "javascript", Record<Operation, number[]>> = {
-    yaml: { up: [], preview: [], refresh: [], destroy: [] },
-    javascript: { up: [], preview: [], refresh: [], destroy: [] },
-  };
-  for (let round = 0; round < runs; round++) {
-    for (const operation of operations) {
-      const order = round % 2 === 0 ? (["yaml", "javascript"] as const) : (["javascript", "yaml"] as const);
-      for (const variant of order) {
-        const project = variant === "yaml" ? yaml : javascript;
-        times[variant][operation].push(await project.pulumi(commands[operation]));
-        if (operation === "destroy") await leftOver(variant);
+  // 2 and 3, unless BENCH_PARTS=platforms.
+  const operationLines = platformsOnly ? [] : await operationsAndMemory();
+  async function operationsAndMemory(): Promise<string[]> {
+    // 2. YAML through the plugin against JavaScript on the dynamic providers, interleaved, the first alternating.
+    const client = new TfeClient({ address: server.url, token, rateLimit: false });
+    /** Every destroy leaves its organization empty: the next up of the same names would meet them. */
+    const leftOver = async (variant: keyof typeof organizations) => {
+      const names: string[] = [];
+      for await (const policy of client.policies.listAll(organizations[variant])) names.push(policy.name);
+      if (names.length > 0) throw new Error(`the ${variant} destroy left ${names.length} policies`);
+    };
+    await yaml.pulumi(commands.up);
+    await yaml.pulumi(commands.destroy);
+    await leftOver("yaml");
+    await javascript.pulumi(commands.up);
+    await javascript.pulumi(commands.destroy);
+    await leftOver("javascript");
+    const times: Record<"yaml" | "javascript", Record<Operation, number[]>> = {
+      yaml: { up: [], preview: [], refresh: [], destroy: [] },
+      javascript: { up: [], preview: [], refresh: [], destroy: [] },
+    };
+    for (let round = 0; round < runs; round++) {
+      for (const operation of operations) {
+        const order = round % 2 === 0 ? (["yaml", "javascript"] as const) : (["javascript", "yaml"] as const);
+        for (const variant of order) {
+          const project = variant === "yaml" ? yaml : javascript;
+          times[variant][operation].push(await project.pulumi(commands[operation]));
+          if (operation === "destroy") await leftOver(variant);
+        }
+        console.log(
+          `run ${round + 1} ${operation}: YAML ${seconds(times.yaml[operation].at(-1) as number)}, JavaScript ${seconds(times.javascript[operation].at(-1) as number)}`,
+        );
       }
-      console.log(
-        `run ${round + 1} ${operation}: YAML ${seconds(times.yaml[operation].at(-1) as number)}, JavaScript ${seconds(times.javascript[operation].at(-1) as number)}`,
-      );
     }
+
+    // 3. Peak memory under 200 policies.
+    await writeFile(join(yaml.dir, "Pulumi.yaml"), yamlProgram(200));
+    await writeFile(join(javascript.dir, "index.js"), javascriptProgram(200));
+    await takePeak();
+    const sampler = samplePeak("pulumi-resource-tfegov");
+    await yaml.pulumi(commands.up);
+    const pluginPeak = sampler.stop();
+    await yaml.pulumi(commands.destroy);
+    await takePeak();
+    await javascript.pulumi(commands.up);
+    const dynamicPeak = await takePeak();
+    await javascript.pulumi(commands.destroy);
+    const mib = (bytes: number | null) => (bytes === null ? "n/a" : `${(bytes / 1024 / 1024).toFixed(0)} MiB`);
+    return [
+      "| 50 policies | YAML (plugin) | JavaScript (dynamic providers) | YAML / JavaScript |",
+      "| --- | --- | --- | --- |",
+      ...operations.map((operation) => {
+        const [y, j] = [median(times.yaml[operation]), median(times.javascript[operation])];
+        return `| ${operation} | ${seconds(y)} | ${seconds(j)} | ${(y / j).toFixed(2)} |`;
+      }),
+      "",
+      `Peak RSS during \`up\` of 200 policies: the plugin ${mib(pluginPeak)}, the dynamic provider ${mib(dynamicPeak)}.`,
+      "",
+    ];
   }
 
-  // 3. Peak memory under 200 policies.
-  await writeFile(join(yaml.dir, "Pulumi.yaml"), yamlProgram(200));
-  await writeFile(join(javascript.dir, "index.js"), javascriptProgram(200));
-  await takePeak();
-  const sampler = samplePeak("pulumi-resource-tfegov");
-  await yaml.pulumi(commands.up);
-  const pluginPeak = sampler.stop();
-  await yaml.pulumi(commands.destroy);
-  await takePeak();
-  await javascript.pulumi(commands.up);
-  const dynamicPeak = await takePeak();
-  await javascript.pulumi(commands.destroy);
-
-  const mib = (bytes: number | null) => (bytes === null ? "n/a" : `${(bytes / 1024 / 1024).toFixed(0)} MiB`);
   const lines = [
     `# The plugin for other languages, ${new Date().toISOString().slice(0, 10)}`,
     "",
     "`npm run bench:plugin`: the plugin installed from its tarball (the executable), the local server, Pulumi CLI 3.259, the YAML",
-    `host v1.25.0, Node.js ${process.version}. Medians of ${startups} start-ups and of ${runs} runs per operation.`,
+    `host v1.25.0, Node.js ${process.version}. Medians of ${startups} start-ups (${emulatedStartups} under qemu)${platformsOnly ? " (BENCH_PARTS=platforms)" : ` and of ${runs} runs per operation`}.`,
+    `The machine's load average at the start: ${startLoad.map((load) => load.toFixed(1)).join(", ")} (compare ratios, not seconds, across runs).`,
     "",
     "| start-up, spawn to port | median | / JavaScript plugin, cold | / JavaScript plugin, warm |",
     "| --- | --- | --- | --- |",
@@ -322,25 +366,21 @@ try {
       return `| ${name} | ${seconds(median(values))} | ${ratio(cold)} | ${ratio(warm)} |`;
     }),
     "",
-    "| tarball | size | files |",
-    "| --- | --- | --- |",
-    ...tarballs.map(({ name, bytes, files }) => `| ${name} | ${(bytes / 1024 / 1024).toFixed(1)} MB | ${files} |`),
+    "| tarball | Node.js | size | files |",
+    "| --- | --- | --- | --- |",
+    ...tarballs.map(
+      ({ name, bytes, files }) =>
+        `| ${name} | ${runtimeVersion(/-(\w+-\w+)\.tar\.gz$/.exec(name)?.[1] as string)} | ${(bytes / 1024 / 1024).toFixed(1)} MB | ${files} |`,
+    ),
     "",
+    `\`npm run package\` of every platform: ${packaging.map(seconds).join(" and ")} (the runtimes cached).`,
     differing.length === 0
-      ? `Built twice from this checkout: every file the same bytes (${first.length} checksums in SHA256SUMS).`
+      ? `Built twice from this checkout: every file the same bytes (${first.length} checksums in SHA256SUMS), the signed macOS executables included.`
       : `Built twice from this checkout: ${differing.join(", ")} differed.`,
     "",
-    "| 50 policies | YAML (plugin) | JavaScript (dynamic providers) | YAML / JavaScript |",
-    "| --- | --- | --- | --- |",
-    ...operations.map((operation) => {
-      const [y, j] = [median(times.yaml[operation]), median(times.javascript[operation])];
-      return `| ${operation} | ${seconds(y)} | ${seconds(j)} | ${(y / j).toFixed(2)} |`;
-    }),
-    "",
-    `Peak RSS during \`up\` of 200 policies: the plugin ${mib(pluginPeak)}, the dynamic provider ${mib(dynamicPeak)}.`,
-    "",
+    ...operationLines,
   ];
-  await writeFile(join(resultsDir, "plugin.md"), lines.join("\n"));
+  await writeFile(join(resultsDir, platformsOnly ? "plugin-platforms.md" : "plugin.md"), lines.join("\n"));
   console.log(`\n${lines.join("\n")}`);
 } finally {
   await server.close();

@@ -20,7 +20,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { bundlePlugin } from "./plugin-bundle.mjs";
-import { platforms, reproducibleTarball, writePluginFolder } from "./plugin-platforms.mjs";
+import { platforms, progress, reproducibleTarball, runtimeVersion, writePluginFolders } from "./plugin-platforms.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: options, positionals } = parseArgs({
@@ -61,20 +61,33 @@ const work = mkdtempSync(join(tmpdir(), "tfegov-package-"));
 try {
   if (!options["sdks-only"]) {
     const bundle = join(work, "plugin.js");
+    progress("bundling the plugin's code (esbuild)");
     await bundlePlugin(root, bundle);
-    // Beside the executable: hcl2json's WebAssembly, the version and docs messages name (src/package-version.ts).
+    // Beside the executable: hcl2json's WebAssembly, and the version and docs that messages name
+    // (src/process/package-version.ts).
     writeFileSync(join(work, "package.json"), `${JSON.stringify({ name: "pulumi-resource-tfegov", version })}\n`);
     const shared = {
       "main.wasm.gz": join(root, "node_modules", "@cdktn", "hcl2json", "main.wasm.gz"),
       "package.json": join(work, "package.json"),
       docs: join(root, "docs"),
     };
-    for (const platform of chosen) {
-      const folder = join(work, platform);
-      mkdirSync(folder);
-      await writePluginFolder(platform, folder, bundle, shared, work);
-      reproducibleTarball(folder, join(out, `pulumi-resource-tfegov-v${version}-${platform}.tar.gz`));
-    }
+    const tarballs = [];
+    await writePluginFolders(chosen, {
+      bundle,
+      shared,
+      workDir: work,
+      done: (platform, folder, seconds) => {
+        const signed = platform.startsWith("darwin") ? ", signed ad hoc (rcodesign) and verified" : "";
+        progress(
+          `${platform}: Node ${runtimeVersion(platform)} with the plugin injected${signed} (${seconds.toFixed(1)} s)`,
+        );
+        const name = `pulumi-resource-tfegov-v${version}-${platform}.tar.gz`;
+        const written = reproducibleTarball(folder, join(out, name)).then(() => progress(`wrote ${name}`));
+        written.catch(() => {}); // awaited below, with the others
+        tarballs.push(written);
+      },
+    });
+    await Promise.all(tarballs);
   }
 
   // The SDKs: as committed under sdk/, or generated again from a schema that says where the plugin is published.
@@ -84,6 +97,7 @@ try {
     schema.pluginDownloadURL = downloadUrl;
     writeFileSync(join(work, "schema.json"), JSON.stringify(schema, null, 2));
     sdks = join(work, "sdk");
+    progress(`the SDKs again, for --plugin-download-url ${downloadUrl}`);
     run(
       "bash",
       [join(root, "scripts", "generate-sdks.sh"), "--schema", join(work, "schema.json"), "--into", sdks],
@@ -92,6 +106,7 @@ try {
   }
   writeFileSync(join(out, "schema.json"), `${JSON.stringify(schema, null, 2)}\n`);
   // pip builds in the folder it is given (build/, *.egg-info): a copy, so that sdk/ stays as generated.
+  progress("the Python SDK's wheel (pip wheel)");
   const python = join(work, "python");
   cpSync(join(sdks, "python"), python, { recursive: true });
   run("python3", ["-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", out, python], root);

@@ -13,7 +13,10 @@ import * as esbuild from "esbuild";
  */
 const leftOut = ["typescript", "@npmcli/arborist"];
 
-/** Packages whose one copy the plugin's own code shares with @pulumi/pulumi's provider server (src/plugin/main.ts). */
+/**
+ * Packages the plugin's code (src/plugin/serve.ts) shares with Pulumi's generated gRPC code: the server, the engine's
+ * client and the messages must be one copy's, or a message built with one is refused by the other's serializer.
+ */
 const sharedWithPulumi = ["@grpc/grpc-js", "google-protobuf"];
 
 /** @cdktn/hcl2json reads its WebAssembly from the package's root: in the plugin, it lies beside the bundle. */

@@ -25,6 +25,9 @@ go_language_host_version=3.66.0
 # The newest pkg/v3 whose codegen still holds .NET's generator (it moved to a repository the proxy does not serve);
 # its Python, Go and Node.js generators are the same release's.
 sdkgen_pulumi_version=3.225.1
+# apple-codesign's rcodesign, which signs the macOS plugins ad hoc on any OS; built without its notarization (AWS)
+# parts, which an ad-hoc signature does not use.
+rcodesign_version=0.29.0
 # How often a build that is still running says so.
 progress_every_seconds=15
 
@@ -113,6 +116,14 @@ build_yaml_host() {
     "github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml@v$yaml_language_host_version"
 }
 
+# rcodesign from crates.io, into a folder of its own first: the cache holds it only once it is whole.
+build_rcodesign() {
+  local root=$1
+  rm -rf "$root.partial"
+  cargo install apple-codesign --version "$rcodesign_version" --no-default-features --locked --root "$root.partial" &&
+    rm -rf "$root" && mv "$root.partial" "$root"
+}
+
 # OPA's go.mod has no replace directives, so `go install module@version` builds exactly the released module.
 build_opa() {
   local bin_dir=$1
@@ -128,10 +139,17 @@ build_logs=()
 start_build() {
   local name=$1 log_file
   shift
-  command -v go >/dev/null || {
-    log "$name is not on PATH and there is no Go toolchain to build it: install Go >= 1.25 (or put $name on PATH)"
-    exit 1
-  }
+  if [ "${BUILT_WITH:-go}" = cargo ]; then
+    command -v cargo >/dev/null || {
+      log "$name is not on PATH and there is no Rust toolchain to build it: install Rust's cargo (or put $name on PATH)"
+      exit 1
+    }
+  else
+    command -v go >/dev/null || {
+      log "$name is not on PATH and there is no Go toolchain to build it: install Go >= 1.25 (or put $name on PATH)"
+      exit 1
+    }
+  fi
   mkdir -p "$tool_cache/logs"
   log_file="$tool_cache/logs/$(echo "$name" | tr -c 'A-Za-z0-9.\n' '-').log"
   log "building $name from the Go module proxy (first run only); its output goes to $log_file"
@@ -191,7 +209,7 @@ place_beside() {
   mv -f "$dir/.$name.$$" "$dir/$name"
 }
 
-# TOOLCHAIN_TOOLS names the tools a command runs, of: opa yaml python go sdkgen chromium (the Pulumi CLI and Node.js host
+# TOOLCHAIN_TOOLS names the tools a command runs, of: opa yaml python go sdkgen rcodesign emulators chromium (the Pulumi CLI and Node.js host
 # always): `npm run quickstart` builds only what it starts. Unset: every one, as the tests need.
 wanted() {
   [ -z "${TOOLCHAIN_TOOLS:-}" ] || [[ " $TOOLCHAIN_TOOLS " == *" $1 "* ]]
@@ -199,7 +217,7 @@ wanted() {
 
 ensure_pulumi_and_opa() {
   local pulumi_bin_dir="" language_host="" opa_bin_dir="" version yaml_host_dir="" python_host_dir="" go_host_dir=""
-  local sdkgen host_dir
+  local sdkgen host_dir rcodesign_dir=""
   if ! { command -v pulumi >/dev/null && command -v pulumi-language-nodejs >/dev/null; }; then
     version=$(pulumi_sdk_version)
     pulumi_bin_dir="$tool_cache/pulumi-v$version/bin"
@@ -255,6 +273,12 @@ ensure_pulumi_and_opa() {
       build_pulumi_program "$sdkgen_pulumi_version" unused "$sdkgen" github.com/pulumi/pulumi/pkg/v3 github.com/pulumi/pulumi/sdk/v3
     export PATH="$(dirname "$sdkgen"):$PATH"
   fi
+  if wanted rcodesign && ! command -v rcodesign >/dev/null; then
+    rcodesign_dir="$tool_cache/rcodesign-v$rcodesign_version"
+    [ -x "$rcodesign_dir/bin/rcodesign" ] || BUILT_WITH=cargo \
+      start_build "rcodesign v$rcodesign_version (apple-codesign, from crates.io)" build_rcodesign "$rcodesign_dir"
+    export PATH="$rcodesign_dir/bin:$PATH"
+  fi
   wait_for_builds
   if [ -n "$pulumi_bin_dir" ]; then
     # Laid out as Pulumi's own distribution: the CLI loads the language host and the dynamic provider (which ships
@@ -264,6 +288,7 @@ ensure_pulumi_and_opa() {
     export PATH="$pulumi_bin_dir:$PATH"
     log "using the Pulumi CLI $(pulumi version) and Pulumi's Node.js language host v$nodejs_language_host_version from $pulumi_bin_dir"
   fi
+  [ -n "$rcodesign_dir" ] && log "using $(rcodesign --version 2>/dev/null | head -n 1) from $rcodesign_dir/bin"
   if [ -n "$opa_bin_dir" ]; then
     export PATH="$opa_bin_dir:$PATH"
     log "using OPA $(opa version | sed -n 's/^Version: //p') from $opa_bin_dir"
@@ -304,6 +329,37 @@ ensure_chromium() {
   log "using $("$found" --version 2>/dev/null | head -n 1) from $found"
 }
 
+# What the tests of the other platforms' plugins run them with, from Debian's packages (installed with apt where this
+# runs as root): qemu-user-static with an arm64 loader and libc (the cross packages) for linux-arm64, and
+# osslsigncode, which reads the Windows executable's Authenticode signature and signs it as a team would. Windows'
+# executable is not run: Debian 12's wine (8.0) cannot start Node 24 (docs/other-languages.md).
+arm64_root=/usr/aarch64-linux-gnu
+ensure_emulators() {
+  wanted emulators || return 0
+  local missing=()
+  command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)
+  [ -e "$arm64_root/lib/ld-linux-aarch64.so.1" ] || missing+=(libc6-arm64-cross)
+  [ -e "$arm64_root/lib/libstdc++.so.6" ] || missing+=(libstdc++6-arm64-cross)
+  [ -e "$arm64_root/lib/libgcc_s.so.1" ] || missing+=(libgcc-s1-arm64-cross)
+  command -v osslsigncode >/dev/null || missing+=(osslsigncode)
+  if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    mkdir -p "$tool_cache/logs"
+    log "installing Debian's ${missing[*]} for the tests of the other platforms' plugins (first run only); its output goes to $tool_cache/logs/emulators.log"
+    {
+      apt-get install -y --no-install-recommends "${missing[@]}" ||
+        { apt-get update && apt-get install -y --no-install-recommends "${missing[@]}"; }
+    } >"$tool_cache/logs/emulators.log" 2>&1 || {
+      log "installing ${missing[*]} failed; the last lines of its log:"
+      tail -n 15 "$tool_cache/logs/emulators.log" | sed 's/^/    /' >&2
+      exit 1
+    }
+  elif [ ${#missing[@]} -gt 0 ]; then
+    log "missing ${missing[*]} (Debian's names): the tests of the linux-arm64 and windows-amd64 plugins will fail until they are installed"
+    return 0
+  fi
+  export TFEGOV_ARM64_ROOT=$arm64_root
+}
+
 offline_pulumi_environment() {
   export PULUMI_SKIP_UPDATE_CHECK=true
   export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
@@ -312,4 +368,5 @@ offline_pulumi_environment() {
 ensure_node
 ensure_pulumi_and_opa
 ensure_chromium
+ensure_emulators
 offline_pulumi_environment

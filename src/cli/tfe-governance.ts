@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The command's entry. Node.js is checked before anything that needs a newer one loads, so that an older Node gets
 // one line that says what to do (and --help still answers), not a stack trace from a dependency.
-import { nodeRequirement, nodeTooOld } from "../node-requirement";
+import { nodeRequirement, nodeTooOld } from "../process/node-requirement";
 import { tfeGovernanceUsage } from "./usage";
 
 const argv = process.argv.slice(2);

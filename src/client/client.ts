@@ -1,5 +1,5 @@
 import { X509Certificate } from "node:crypto";
-import { libraryVersion } from "../package-version";
+import { libraryVersion } from "../process/package-version";
 import {
   addressDescriptions,
   type ClientConfigInputs,

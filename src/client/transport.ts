@@ -1,11 +1,11 @@
-import "../node-version";
+import "../process/node-version";
 import { setTimeout as sleep } from "node:timers/promises";
 import tls from "node:tls";
 import type { Agent, Dispatcher } from "undici";
 import type { z } from "zod";
-import { keepCompiledCode } from "../compile-cache";
 import { jsonApiMediaType, type LenientJsonApiErrorObject, lenientJsonApiErrorDocument } from "../contract/jsonapi";
 import { lenientRegistryErrorDocument } from "../contract/registry";
+import { keepCompiledCode } from "../process/compile-cache";
 import { summarizeText, TfeApiError, TfeCancelledError, TfeConnectionError } from "./errors";
 import type { RateLimiter } from "./rate-limiter";
 import { ServerClock } from "./server-clock";

@@ -1,7 +1,7 @@
 import { reasonWithoutNotice } from "../contract/module-versions";
 import { policyNamePattern } from "../contract/policies";
-import { libraryVersion } from "../package-version";
 import { regoVersionOfRuntime } from "../policy-code/rego";
+import { libraryVersion } from "../process/package-version";
 import { namesCredential } from "../resources/policy-set/arguments";
 import type { DeclaredDeprecation, DeclaredPolicy, DeclaredPolicySet, ProgramDeclared } from "./declarations";
 import { policySetsDirectory, renderFolders } from "./folder";

@@ -1,4 +1,4 @@
-import { libraryVersion } from "../package-version";
+import { libraryVersion } from "../process/package-version";
 import {
   type ImportReport,
   type ImportSource,

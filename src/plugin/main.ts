@@ -1,4 +1,4 @@
-import "../node-version";
+import "../process/node-version";
 
 // `pulumi-resource-tfegov`: started by the engine with its address (`127.0.0.1:<port>`), it serves the provider
 // (serve.ts); started by a user with a command (`pending-creates`, `import`, `check-folder`), it runs that command as

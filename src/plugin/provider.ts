@@ -1,6 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
-import { libraryVersion } from "../package-version";
+import { closestName } from "../contract/names";
+import { libraryVersion } from "../process/package-version";
 import { secretInputsKey } from "../resources/derived-secrets";
 import { deprecationProperties } from "../resources/module-version-deprecation";
 import { policyProperties } from "../resources/policy/properties";
@@ -8,6 +9,7 @@ import { policySetProperties } from "../resources/policy-set/properties";
 import type { ParameterState } from "../resources/policy-set/requests";
 import type { PropertyTable } from "../resources/property-table";
 import { inNamespace, type ProviderContext } from "../resources/provider-context";
+import { settingKeys, settingValueProblem } from "../resources/provider-settings";
 import { providers } from "../resources/providers";
 import type { ProviderType } from "../resources/shim";
 import { constructPolicyFolder } from "./construct";
@@ -105,6 +107,37 @@ function parametersAsSecrets(parameters: unknown): unknown {
 export class GovernanceProvider implements pulumiProvider.Provider {
   readonly version = libraryVersion;
   readonly schema = pluginSchema();
+
+  /**
+   * CheckConfig: the provider's settings, each key one it knows (with the closest where not) and each value one of
+   * its setting (settingValueProblem), passed on as given.
+   */
+  checkConfig(news: Record<string, unknown>): pulumiProvider.CheckResult {
+    const failures: pulumiProvider.CheckFailure[] = [];
+    for (const key of Object.keys(news)) {
+      if (key.startsWith("__") || key === "version") continue;
+      if ((settingKeys as readonly string[]).includes(key)) {
+        const problem = settingValueProblem(key, unwrapSecrets(news[key]).plain, packageName);
+        if (problem) failures.push({ property: key, reason: problem });
+        continue;
+      }
+      const near = closestName(key, [...settingKeys]);
+      failures.push({
+        property: key,
+        reason: `${packageName}:${key} is no setting of this provider${near ? `: did you mean ${packageName}:${near}?` : ""}; its settings are ${settingKeys.join(", ")}`,
+      });
+    }
+    return { inputs: news, failures };
+  }
+
+  /** DiffConfig: the settings that changed. A change updates the provider in place; it never replaces resources. */
+  diffConfig(olds: Record<string, unknown>, news: Record<string, unknown>): string[] {
+    const before = unwrapSecrets(olds).plain as Record<string, unknown>;
+    const after = unwrapSecrets(news).plain as Record<string, unknown>;
+    return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
+      (key) => !key.startsWith("__") && JSON.stringify(before[key]) !== JSON.stringify(after[key]),
+    );
+  }
 
   /** The provider's configuration (`tfegov:*`, or an explicit provider's arguments), given to every provider. */
   configure(config: Record<string, unknown>): void {

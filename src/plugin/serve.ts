@@ -1,210 +1,269 @@
-import "../node-version";
-import "../provider-process";
-import * as pulumiProvider from "@pulumi/pulumi/provider";
-import { keepCompiledCode } from "../compile-cache";
-import { closestName } from "../contract/names";
+import "../process/node-version";
+import "../process/provider-process";
+import * as grpc from "@grpc/grpc-js";
+import * as pluginMessages from "@pulumi/pulumi/proto/plugin_pb";
+import { type IResourceProviderServer, ResourceProviderService } from "@pulumi/pulumi/proto/provider_grpc_pb";
+import * as messages from "@pulumi/pulumi/proto/provider_pb";
+import { Status } from "@pulumi/pulumi/proto/status_pb";
+import { Any } from "google-protobuf/google/protobuf/any_pb";
+import { Empty } from "google-protobuf/google/protobuf/empty_pb";
+import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import { keepCompiledCode } from "../process/compile-cache";
 import { EngineLog } from "../resources/engine-log";
-import { settingKeys, settingValueProblem } from "../resources/provider-settings";
 import { providers } from "../resources/providers";
+import { runConstruct } from "./construct";
 import { GovernanceProvider, packageName } from "./provider";
-import { unwrapSecrets } from "./secrets";
 
-// `pulumi-resource-tfegov`: the resource provider plugin that serves this library to every Pulumi language. Pulumi's
-// Node.js SDK serves the protocol (`@pulumi/pulumi/provider`: check, diff, the CRUD calls, construct for the
-// PolicyFolder component, invoke for the read functions); this entry answers what that server does not: the
-// provider's own configuration (CheckConfig, DiffConfig, Configure), which it would leave unread, and a Read with no
-// properties, which `pulumi import` sends.
+// `pulumi-resource-tfegov`: the resource provider plugin that serves this library to every Pulumi language. One
+// server object answers the engine's ResourceProvider protocol with @grpc/grpc-js and Pulumi's generated messages:
+// each call one method, which reads its request, hands on to the provider (provider.ts) and writes its response.
+// The calls it leaves out (Handshake, Parameterize, Call, List, GetMapping, GetMappings) grpc-js answers
+// UNIMPLEMENTED, which the engine reads as "not supported" and goes on without.
 
-// The plugin runs as one bundle (scripts/package-plugin.mjs): these are the very modules @pulumi/pulumi's provider
-// server loads, one copy of each in the bundle (the packaging checks it), so that our override of addService and our
-// messages are the server's own.
-const grpc = require("@grpc/grpc-js") as typeof import("@grpc/grpc-js");
-const providerMessages = require("@pulumi/pulumi/proto/provider_pb.js");
-const structMessages = require("google-protobuf/google/protobuf/struct_pb.js");
-const emptyMessages = require("google-protobuf/google/protobuf/empty_pb.js");
 EngineLog.engineModules = {
   grpc,
-  services: require("@pulumi/pulumi/proto/engine_grpc_pb.js"),
-  messages: require("@pulumi/pulumi/proto/engine_pb.js"),
+  services: require("@pulumi/pulumi/proto/engine_grpc_pb"),
+  messages: require("@pulumi/pulumi/proto/engine_pb"),
 };
 
-type Callback = (error: unknown, response?: unknown) => void;
-type Call = { request: Record<string, (...args: unknown[]) => unknown> };
+type Served = Pick<
+  IResourceProviderServer,
+  | "getPluginInfo"
+  | "getSchema"
+  | "attach"
+  | "checkConfig"
+  | "diffConfig"
+  | "configure"
+  | "invoke"
+  | "check"
+  | "diff"
+  | "create"
+  | "read"
+  | "update"
+  | "delete"
+  | "construct"
+  | "cancel"
+>;
 
-const provider = new GovernanceProvider();
+/** How many calls are being answered now (Cancel aside). */
+let callsInFlight = 0;
 
-/**
- * CheckConfig: the provider's settings, each key one it knows (with the closest where not) and each value one of its
- * setting (settingValueProblem), passed on as given.
- */
-function checkConfig(call: Call, callback: Callback) {
-  const news =
-    (call.request.getNews?.() as { toJavaScript(): Record<string, unknown> } | undefined)?.toJavaScript() ?? {};
-  const response = new providerMessages.CheckResponse();
-  const failures: unknown[] = [];
-  const fail = (key: string, reason: string) => {
-    const failure = new providerMessages.CheckFailure();
-    failure.setProperty(key);
-    failure.setReason(reason);
-    failures.push(failure);
-  };
-  for (const key of Object.keys(news)) {
-    if (key.startsWith("__") || key === "version") continue;
-    if ((settingKeys as readonly string[]).includes(key)) {
-      const problem = settingValueProblem(key, unwrapSecrets(news[key]).plain, packageName);
-      if (problem) fail(key, problem);
-      continue;
-    }
-    const near = closestName(key, [...settingKeys]);
-    fail(
-      key,
-      `${packageName}:${key} is no setting of this provider${near ? `: did you mean ${packageName}:${near}?` : ""}; its settings are ${settingKeys.join(", ")}`,
-    );
-  }
-  response.setInputs(structMessages.Struct.fromJavaScript(news));
-  response.setFailuresList(failures);
-  callback(null, response);
-}
-
-/** DiffConfig: a changed setting updates the provider in place; it never replaces its resources. */
-function diffConfig(call: Call, callback: Callback) {
-  const plain = (name: string) =>
-    unwrapSecrets((call.request[name]?.() as { toJavaScript(): unknown } | undefined)?.toJavaScript() ?? {})
-      .plain as Record<string, unknown>;
-  const [olds, news] = [plain("getOlds"), plain("getNews")];
-  const changed = [...new Set([...Object.keys(olds), ...Object.keys(news)])].filter(
-    (key) => !key.startsWith("__") && JSON.stringify(olds[key]) !== JSON.stringify(news[key]),
-  );
-  const response = new providerMessages.DiffResponse();
-  response.setChanges(
-    changed.length > 0
-      ? providerMessages.DiffResponse.DiffChanges.DIFF_SOME
-      : providerMessages.DiffResponse.DiffChanges.DIFF_NONE,
-  );
-  response.setDiffsList(changed);
-  callback(null, response);
-}
-
-/** Configure: the settings reach every provider; secrets arrive wrapped, and are answered wrapped. */
-function configure(call: Call, callback: Callback) {
-  const config: Record<string, unknown> = {};
-  const variables = call.request.getVariablesMap?.() as
-    | { forEach(each: (value: string, key: string) => void): void }
-    | undefined;
-  variables?.forEach((value, key) => {
-    config[key.startsWith(`${packageName}:`) ? key.slice(packageName.length + 1) : key] = value;
-  });
-  const args = (call.request.getArgs?.() as { toJavaScript(): Record<string, unknown> } | undefined)?.toJavaScript();
-  Object.assign(config, args ?? {});
-  provider.configure(config);
-  const response = new providerMessages.ConfigureResponse();
-  response.setAcceptsecrets(true);
-  response.setAcceptresources(true);
-  response.setAcceptoutputs(true);
-  // No supportsPreview: the engine would then call create and update at preview too, expecting them to send nothing.
-  callback(null, response);
-}
-
-/**
- * Read: as the SDK's, but `pulumi import` sends no properties at all (the SDK's would fail on them), and a resource
- * that is gone answers an empty response, which the engine takes as "does not exist" (and drops from state).
- */
-function read(call: Call, callback: Callback) {
-  const request = call.request;
-  const properties =
-    (request.getProperties?.() as { toJavaScript(): Record<string, unknown> } | undefined)?.toJavaScript() ?? {};
-  provider
-    .read(request.getId?.() as string, request.getUrn?.() as string, properties)
-    .then((result) => {
-      const response = new providerMessages.ReadResponse();
-      if (result.id) {
-        response.setId(result.id);
-        response.setProperties(structMessages.Struct.fromJavaScript(result.props));
-        if (result.inputs) response.setInputs(structMessages.Struct.fromJavaScript(result.inputs));
-      }
-      callback(null, response);
-    })
-    .catch((error: unknown) => callback(error));
-}
-
-/**
- * Diff: as the SDK's, with the detailed diff of the properties the program wrote (the SDK's server sends none, and
- * the engine then shows every input, internal ones among them, as changed).
- */
-function diff(call: Call, callback: Callback) {
-  const request = call.request;
-  const struct = (name: string) =>
-    (request[name]?.() as { toJavaScript(): Record<string, unknown> } | undefined)?.toJavaScript();
-  provider
-    .diff(
-      request.getId?.() as string,
-      request.getUrn?.() as string,
-      struct("getOlds") ?? {},
-      struct("getNews") ?? {},
-      struct("getOldInputs"),
-    )
-    .then((result) => {
-      const response = new providerMessages.DiffResponse();
-      const { DiffChanges } = providerMessages.DiffResponse;
-      response.setChanges(
-        result.changes === true
-          ? DiffChanges.DIFF_SOME
-          : result.changes === false
-            ? DiffChanges.DIFF_NONE
-            : DiffChanges.DIFF_UNKNOWN,
+/** A unary call answered by `answer`: its response, or its failure as the call's error. */
+function unary<Request, Response>(
+  answer: (request: Request) => Response | Promise<Response>,
+): grpc.handleUnaryCall<Request, Response> {
+  return (call, callback) => {
+    callsInFlight++;
+    Promise.resolve()
+      .then(() => answer(call.request))
+      .finally(() => callsInFlight--)
+      .then(
+        (response) => callback(null, response),
+        (error: unknown) => callback(callError(error)),
       );
-      if (result.replaces?.length) response.setReplacesList(result.replaces);
-      if (result.deleteBeforeReplace) response.setDeletebeforereplace(true);
-      if (result.detailedDiff) {
-        const map = response.getDetaileddiffMap();
-        for (const [path, kind] of Object.entries(result.detailedDiff)) {
-          const property = new providerMessages.PropertyDiff();
-          property.setKind(kind);
-          property.setInputdiff(true);
-          map.set(path, property);
-        }
-        response.setDiffsList([...new Set(Object.keys(result.detailedDiff).map((path) => /^[^.[]+/.exec(path)?.[0]))]);
-        response.setHasdetaileddiff(true);
+  };
+}
+
+const struct = (value: Struct | undefined) => (value?.toJavaScript() ?? {}) as Record<string, unknown>;
+
+function failures(list: readonly { property: string; reason: string }[] | undefined): messages.CheckFailure[] {
+  return (list ?? []).map((each) => new messages.CheckFailure().setProperty(each.property).setReason(each.reason));
+}
+
+const { DiffChanges } = messages.DiffResponse;
+
+export class ProviderServer implements Served {
+  /** Construct calls in flight: an error nothing caught fails them rather than leaving the engine waiting. */
+  private readonly constructs = new Set<(error: unknown) => void>();
+
+  constructor(
+    private readonly provider: GovernanceProvider,
+    private engineAddress: string | undefined,
+  ) {
+    const failInFlight = (error: unknown) => {
+      console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+      process.exitCode = 1;
+      for (const fail of this.constructs) fail(error);
+    };
+    process.on("uncaughtException", failInFlight);
+    process.on("unhandledRejection", failInFlight);
+  }
+
+  getPluginInfo = unary(() => new pluginMessages.PluginInfo().setVersion(this.provider.version));
+
+  getSchema = unary((request: messages.GetSchemaRequest) => {
+    if (request.getVersion() !== 0) throw new Error(`unsupported schema version ${request.getVersion()}`);
+    return new messages.GetSchemaResponse().setSchema(this.provider.schema);
+  });
+
+  /** The engine's address, given where the engine attached to a plugin it did not start (PULUMI_DEBUG_PROVIDERS). */
+  attach = unary((request: pluginMessages.PluginAttach) => {
+    this.engineAddress = request.getAddress();
+    EngineLog.engineAddress = this.engineAddress;
+    return new Empty();
+  });
+
+  checkConfig = unary((request: messages.CheckRequest) => {
+    const result = this.provider.checkConfig(struct(request.getNews()));
+    return new messages.CheckResponse()
+      .setInputs(Struct.fromJavaScript(result.inputs as never))
+      .setFailuresList(failures(result.failures));
+  });
+
+  diffConfig = unary((request: messages.DiffRequest) => {
+    const changed = this.provider.diffConfig(struct(request.getOlds()), struct(request.getNews()));
+    return new messages.DiffResponse()
+      .setChanges(changed.length > 0 ? DiffChanges.DIFF_SOME : DiffChanges.DIFF_NONE)
+      .setDiffsList(changed);
+  });
+
+  /** The settings reach every provider; secrets arrive wrapped, and are answered wrapped (secrets.ts). */
+  configure = unary((request: messages.ConfigureRequest) => {
+    const config: Record<string, unknown> = {};
+    request.getVariablesMap().forEach((value, key) => {
+      config[key.startsWith(`${packageName}:`) ? key.slice(packageName.length + 1) : key] = value;
+    });
+    this.provider.configure({ ...config, ...struct(request.getArgs()) });
+    // No supportsPreview: the engine would then call create and update at preview too, expecting them to send nothing.
+    return new messages.ConfigureResponse().setAcceptsecrets(true).setAcceptresources(true).setAcceptoutputs(true);
+  });
+
+  invoke = unary(async (request: messages.InvokeRequest) => {
+    const result = await this.provider.invoke(request.getTok(), struct(request.getArgs()));
+    return new messages.InvokeResponse()
+      .setReturn(Struct.fromJavaScript(result.outputs))
+      .setFailuresList(failures(result.failures));
+  });
+
+  check = unary(async (request: messages.CheckRequest) => {
+    const result = await this.provider.check(request.getUrn(), struct(request.getOlds()), struct(request.getNews()));
+    return new messages.CheckResponse()
+      .setInputs(Struct.fromJavaScript(result.inputs as never))
+      .setFailuresList(failures(result.failures));
+  });
+
+  /** The provider's diff, with the detailed diff of the properties the program wrote (detailed-diff.ts). */
+  diff = unary(async (request: messages.DiffRequest) => {
+    const [olds, news] = [struct(request.getOlds()), struct(request.getNews())];
+    const oldInputs = request.getOldInputs()?.toJavaScript() as Record<string, unknown> | undefined;
+    const result = await this.provider.diff(request.getId(), request.getUrn(), olds, news, oldInputs);
+    const changes = { true: DiffChanges.DIFF_SOME, false: DiffChanges.DIFF_NONE }[String(result.changes)];
+    const response = new messages.DiffResponse()
+      .setChanges(changes ?? DiffChanges.DIFF_UNKNOWN)
+      .setReplacesList(result.replaces ?? [])
+      .setDeletebeforereplace(result.deleteBeforeReplace === true);
+    if (result.detailedDiff) {
+      for (const [path, kind] of Object.entries(result.detailedDiff)) {
+        response.getDetaileddiffMap().set(path, new messages.PropertyDiff().setKind(kind).setInputdiff(true));
       }
-      callback(null, response);
-    })
-    .catch((error: unknown) => callback(error));
+      const roots = Object.keys(result.detailedDiff).map((path) => /^[^.[]+/.exec(path)?.[0] ?? path);
+      response.setDiffsList([...new Set(roots)]).setHasdetaileddiff(true);
+    }
+    return response;
+  });
+
+  create = unary(async (request: messages.CreateRequest) => {
+    const result = await resourceCall(() => this.provider.create(request.getUrn(), struct(request.getProperties())));
+    return new messages.CreateResponse().setId(result.id).setProperties(Struct.fromJavaScript(result.outs as never));
+  });
+
+  /**
+   * `pulumi import` sends no properties; a resource that is gone answers an empty response, which the engine takes
+   * as "does not exist" (and drops from state).
+   */
+  read = unary(async (request: messages.ReadRequest) => {
+    const result = await this.provider.read(request.getId(), request.getUrn(), struct(request.getProperties()));
+    const response = new messages.ReadResponse();
+    if (!result.id) return response;
+    response.setId(result.id).setProperties(Struct.fromJavaScript(result.props as never));
+    return result.inputs ? response.setInputs(Struct.fromJavaScript(result.inputs as never)) : response;
+  });
+
+  update = unary(async (request: messages.UpdateRequest) => {
+    const [olds, news] = [struct(request.getOlds()), struct(request.getNews())];
+    const result = await resourceCall(() => this.provider.update(request.getId(), request.getUrn(), olds, news));
+    return new messages.UpdateResponse().setProperties(Struct.fromJavaScript(result.outs as never));
+  });
+
+  delete = unary(async (request: messages.DeleteRequest) => {
+    await this.provider.delete(request.getId(), request.getUrn(), struct(request.getProperties()));
+    return new Empty();
+  });
+
+  /** A PolicyFolder: the component registers its children through the engine, as a program's would. */
+  construct: grpc.handleUnaryCall<messages.ConstructRequest, messages.ConstructResponse> = (call, callback) => {
+    const fail = (error: unknown) => callback(callError(error));
+    this.constructs.add(fail);
+    callsInFlight++;
+    runConstruct(call.request, this.engineAddress, (name, type, inputs, options) =>
+      this.provider.construct(name, type, inputs, options),
+    )
+      .then((response) => callback(null, response), fail)
+      .finally(() => {
+        callsInFlight--;
+        this.constructs.delete(fail);
+      });
+  };
+
+  /**
+   * Ctrl-C: every provider's client stops sending (ProviderContext.cancel), so the operations in flight end at their
+   * next request, a write already sent let finish and recorded. The engine also sends Cancel when it closes the
+   * plugin at the end of every command, with nothing in flight: that one stops nothing, so that a plugin the engine
+   * attached to (PULUMI_DEBUG_PROVIDERS), which outlives the command, serves the next one.
+   */
+  cancel: grpc.handleUnaryCall<Empty, Empty> = (_call, callback) => {
+    if (callsInFlight > 0) for (const served of Object.values(providers)) served.context.cancel();
+    callback(null, new Empty());
+  };
 }
 
 /**
- * Cancel: the engine asks the plugin to stop (Ctrl-C). Every provider's client stops sending (ProviderContext.cancel),
- * so the operations in flight end at their next request, a write already sent let finish and recorded.
+ * A create or update whose failure may come after the service made the object: the error carries its id and the
+ * properties to record (ErrorResourceInitFailed), so that the engine keeps it in state instead of orphaning it.
  */
-function cancel(_call: Call, callback: Callback) {
-  for (const served of Object.values(providers)) served.context.cancel();
-  callback(null, new emptyMessages.Empty());
+async function resourceCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const failed = error as Error & { id?: string; properties?: Record<string, unknown>; reasons?: string[] };
+    if (!failed?.id) throw error;
+    const detail = new messages.ErrorResourceInitFailed()
+      .setId(failed.id)
+      .setProperties(Struct.fromJavaScript((failed.properties ?? {}) as never))
+      .setReasonsList(failed.reasons ?? []);
+    const any = new Any();
+    any.pack(detail.serializeBinary(), "pulumirpc.ErrorResourceInitFailed");
+    const status = new Status().setCode(grpc.status.UNKNOWN).setMessage(failed.message);
+    status.addDetails(any);
+    const metadata = new grpc.Metadata();
+    metadata.add("grpc-status-details-bin", Buffer.from(status.serializeBinary()));
+    throw Object.assign(new Error(failed.message), { code: grpc.status.UNKNOWN, details: failed.message, metadata });
+  }
 }
 
-const overrides: Record<string, (call: Call, callback: Callback) => void> = {
-  cancel,
-  checkConfig,
-  diff,
-  diffConfig,
-  configure,
-  read,
-};
+/** What a failed call answers: the error's message (and metadata where it carries some), status UNKNOWN. */
+function callError(error: unknown): grpc.ServiceError {
+  if (error instanceof Error) return error as grpc.ServiceError;
+  return Object.assign(new Error(String(error)), { code: grpc.status.UNKNOWN }) as grpc.ServiceError;
+}
 
-// The SDK's server adds the provider service once; ours answers the configuration calls, the SDK's the rest.
-const addService = grpc.Server.prototype.addService;
-grpc.Server.prototype.addService = function (service, implementation) {
-  const served = Object.fromEntries(
-    Object.keys(service).map((method) => {
-      const sdk = (implementation as Record<string, unknown>)[method];
-      const own = overrides[method];
-      return [method, own ?? (typeof sdk === "function" ? sdk.bind(implementation) : sdk)];
-    }),
+/** Serves the provider on a port of 127.0.0.1, printed on stdout for the engine to connect to. */
+async function serve(args: readonly string[]): Promise<void> {
+  const engineAddress = args.filter((arg) => !arg.startsWith("-")).at(0);
+  EngineLog.engineAddress = engineAddress;
+  const { grpcChannelOptions } = require("@pulumi/pulumi/runtime/settings") as { grpcChannelOptions: object };
+  const server = new grpc.Server(grpcChannelOptions);
+  const served = new ProviderServer(new GovernanceProvider(), engineAddress);
+  server.addService(ResourceProviderService, served as unknown as grpc.UntypedServiceImplementation);
+  const port = await new Promise<number>((bound, fail) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, port) =>
+      error ? fail(error) : bound(port),
+    ),
   );
-  return addService.call(this, service, served as typeof implementation);
-};
+  console.log(String(port));
+}
 
-const args = process.argv.slice(2);
-EngineLog.engineAddress = args.filter((arg) => !arg.startsWith("-")).at(0);
-pulumiProvider.main(provider, args).then(keepCompiledCode, (error: unknown) => {
+serve(process.argv.slice(2)).then(keepCompiledCode, (error: unknown) => {
   console.error(error);
   process.exit(1);
 });

@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { enforcementLevelsByKind, maxPolicyCodeBytes, type PolicyKind, policyNamePattern } from "../contract/policies";
-import { packageDoc } from "../package-version";
+import { packageDoc } from "../process/package-version";
 import { FileAccess } from "./file-access";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
 import { Opa, OpaError, type OpaProblem, type RegoModule, type RegoVersion } from "./opa";

@@ -5,7 +5,7 @@ import { TfeApiError } from "../client/errors";
 import type { PolicySet as ServicePolicySet } from "../client/policy-sets";
 import { segmentProblem } from "../contract/paths";
 import { defaultImpactSettings, type ImpactSettings } from "../impact";
-import { packageDoc } from "../package-version";
+import { packageDoc } from "../process/package-version";
 import { EngineLog } from "./engine-log";
 import {
   FailureReport,

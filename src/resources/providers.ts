@@ -3,9 +3,9 @@
 // `providers` and its keys (the resource types) must keep their names in every later version: a state file names
 // them, and refresh or destroy of that stack loads them from the library installed then.
 
-import "../provider-process";
+import "../process/provider-process";
 import type * as pulumi from "@pulumi/pulumi";
-import { keepCompiledCode } from "../compile-cache";
+import { keepCompiledCode } from "../process/compile-cache";
 import { withDerivedSecrets } from "./derived-secrets";
 import { silenceQuietFailures } from "./failure-report";
 import { holdsDeprecation, ModuleVersionDeprecationProvider } from "./module-version-deprecation";

@@ -1,7 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { TfeClient } from "../client/client";
 import { TfeApiError } from "../client/errors";
-import { packageDoc } from "../package-version";
+import { packageDoc } from "../process/package-version";
 import { rethrowRecordedAs } from "./failed-half-way";
 import type { ContextProvider } from "./provider-context";
 

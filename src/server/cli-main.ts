@@ -1,5 +1,5 @@
 // The server command itself, loaded by cli.ts once Node.js is new enough.
-import "../node-version";
+import "../process/node-version";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The server command's entry. Node.js is checked before the server (node:sqlite, undici) loads, so that an older
 // Node gets one line that says what to do (and --help still answers), not a stack trace.
-import { nodeRequirement, nodeTooOld } from "../node-requirement";
+import { nodeRequirement, nodeTooOld } from "../process/node-requirement";
 import { serverUsage } from "./usage";
 
 if (!nodeTooOld()) {

@@ -1,8 +1,8 @@
 import { rm } from "node:fs/promises";
 import type { ServedRoute } from "./served-routes";
-import "../node-version";
+import "../process/node-version";
 import type { AddressInfo } from "node:net";
-import { libraryVersion } from "../package-version";
+import { libraryVersion } from "../process/package-version";
 import { buildApp, defaultBodyTimeoutMs } from "./app";
 import { buildDownloadOrigin, defaultDownloadHost, UrlSigner } from "./download-origin";
 import { FaultInjector, type FaultPlan } from "./faults";

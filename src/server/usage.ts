@@ -1,6 +1,6 @@
 // The server command's help, apart from the server so that it shows even where the server cannot load.
 
-import { packageDoc } from "../package-version";
+import { packageDoc } from "../process/package-version";
 
 export const serverUsage = `Usage: tfe-governance-server [options]
 

@@ -28,20 +28,13 @@ export const hostPlatform = `${process.platform === "win32" ? "windows" : proces
 
 /**
  * What a user installs, made by the command a user (or a release) runs: `scripts/package-plugin.mjs` over the built
- * dist/ and the committed sdk/. Made once for every test file of a run that needs it: the folder is named after
- * what it is made of, so a test file finds the one another made, and a lock lets one make it while others wait.
+ * dist/ and the committed sdk/, with this machine's plugin. Made once for every test file of a run that needs it: the
+ * folder is named after what it is made of, so a test file finds the one another made, and a lock lets one make it
+ * while others wait.
  */
 export function pluginArtifacts(): Promise<PluginArtifacts> {
   built ??= (async () => {
-    const folder = join(tmpdir(), `tfegov-artifacts-${await sourcesDigest()}`);
-    await madeOnce(folder, async (target) => {
-      // The plugin of this machine's platform only: the others take a minute more, and cannot run here.
-      const platforms = ["--platforms", hostPlatform];
-      await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), target, ...platforms], {
-        cwd: repoRoot,
-        maxBuffer: 64 * 1024 * 1024,
-      });
-    });
+    const folder = await packaged("artifacts", ["--platforms", hostPlatform]);
     const files = await readdir(folder);
     const tarball = files.find((file) => file.startsWith("pulumi-resource-tfegov-"));
     const wheel = files.find((file) => file.endsWith(".whl"));
@@ -50,6 +43,42 @@ export function pluginArtifacts(): Promise<PluginArtifacts> {
     return { folder, tarball: join(folder, tarball), wheel: join(folder, wheel), version };
   })();
   return built;
+}
+
+let platformsBuilt: Promise<Record<string, string>> | undefined;
+
+/**
+ * The tarball of every platform, by platform (`linux-arm64`): this machine's from pluginArtifacts, the others made
+ * apart, once, by the same command. Apart, so that the tests of this machine's plugin wait only for its own (the
+ * four others take minutes more, signing included).
+ */
+export function everyPlatformTarball(): Promise<Record<string, string>> {
+  platformsBuilt ??= (async () => {
+    const { tarball } = await pluginArtifacts();
+    const others = (await import("../../scripts/plugin-platforms.mjs")).platforms.filter(
+      (platform) => platform !== hostPlatform,
+    );
+    const folder = await packaged("platforms", ["--platforms", others.join(",")]);
+    const tarballs: Record<string, string> = { [hostPlatform]: tarball };
+    for (const file of await readdir(folder)) {
+      const platform = /^pulumi-resource-tfegov-v[^-]+-(\w+-\w+)\.tar\.gz$/.exec(file)?.[1];
+      if (platform) tarballs[platform] = join(folder, file);
+    }
+    return tarballs;
+  })();
+  return platformsBuilt;
+}
+
+/** A folder `tfegov-<kind>-<digest>` of what `package-plugin.mjs <args>` makes, made once (see pluginArtifacts). */
+async function packaged(kind: string, args: string[]): Promise<string> {
+  const folder = join(tmpdir(), `tfegov-${kind}-${await sourcesDigest()}`);
+  await madeOnce(folder, async (target) => {
+    await run(process.execPath, [join(repoRoot, "scripts", "package-plugin.mjs"), target, ...args], {
+      cwd: repoRoot,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  });
+  return folder;
 }
 
 /** A digest of everything the artifacts are made of: the build, the SDKs, the packaging script, the manifest. */
@@ -62,7 +91,14 @@ async function sourcesDigest(): Promise<string> {
       hash.update(path).update(await readFile(path));
     }
   };
-  const scripts = ["package-plugin.mjs", "plugin-bundle.mjs", "plugin-platforms.mjs", "generate-sdks.sh"];
+  const scripts = [
+    "package-plugin.mjs",
+    "plugin-bundle.mjs",
+    "plugin-platforms.mjs",
+    "plugin-platform-worker.mjs",
+    "plugin-binaries.mts",
+    "generate-sdks.sh",
+  ];
   for (const path of [
     "dist",
     "sdk",
@@ -101,10 +137,10 @@ async function madeOnce(folder: string, make: (target: string) => Promise<void>)
   }
 }
 
-/** The artifacts of earlier builds, an hour old or more: 20 MB each, of no use once the build changed. */
+/** The artifacts of earlier builds, an hour old or more: 50 to 200 MB each, of no use once the build changed. */
 async function removeOlderArtifacts(): Promise<void> {
   for (const entry of await readdir(tmpdir())) {
-    if (!/^tfegov-artifacts-[0-9a-f]{16}(-partial-.*)?$/.test(entry)) continue;
+    if (!/^tfegov-(artifacts|platforms)-[0-9a-f]{16}(-partial-.*)?$/.test(entry)) continue;
     const path = join(tmpdir(), entry);
     const { mtimeMs } = await stat(path);
     if (Date.now() - mtimeMs > 3_600_000) await rm(path, { recursive: true, force: true });

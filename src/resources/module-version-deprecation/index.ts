@@ -6,7 +6,7 @@ import type { Deprecation, RegistryModuleVersionSummary } from "../../client/reg
 import { isWebLink, semanticVersionPattern } from "../../contract/limits";
 import { reasonWithoutNotice } from "../../contract/module-versions";
 import { segmentProblem } from "../../contract/paths";
-import { cliCommand, packageDoc } from "../../package-version";
+import { cliCommand, packageDoc } from "../../process/package-version";
 import { argumentFailures, outputSlots, propertiesThat, propertyTable } from "../property-table";
 import {
   type CheckFailure,

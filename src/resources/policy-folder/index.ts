@@ -1,6 +1,5 @@
 import { relative } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { packageDoc } from "../../package-version";
 import {
   type PolicyFolderContents,
   PolicyFolderError,
@@ -8,6 +7,7 @@ import {
   type ReadPolicyFolderOptions,
   readPolicyFolder,
 } from "../../policy-code/folder";
+import { packageDoc } from "../../process/package-version";
 import { Policy, type PolicyArgs } from "../policy";
 import { type ArgumentTable, argumentFailures } from "../property-table";
 import { inNamespace } from "../provider-context";

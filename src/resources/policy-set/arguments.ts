@@ -1,9 +1,9 @@
 import type { PolicySetScope } from "../../client/policy-sets";
 import type { PolicySetKind } from "../../contract/policies";
-import { cliCommand } from "../../package-version";
 import { normalizedPoliciesPath } from "../../policy-code/folder-files";
 import type { CheckoutIdentity } from "../../policy-code/git";
 import type { PolicySetFolderSummary } from "../../policy-code/policy-set-folder";
+import { cliCommand } from "../../process/package-version";
 import { type CheckFailure, type IdShape, isUnknown } from "../provider-context";
 import { setOwn } from "../wire-keys";
 import type { ParameterState, VcsRepoShape } from "./requests";

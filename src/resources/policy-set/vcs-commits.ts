@@ -1,4 +1,4 @@
-import { packageDoc } from "../../package-version";
+import { packageDoc } from "../../process/package-version";
 import type { ContentBaseline } from "../guard";
 import type { ProviderContext } from "../provider-context";
 import { readsSameSource } from "./arguments";

@@ -10,7 +10,7 @@ import type {
   UploadAnswer,
 } from "../../client/policies";
 import { maxPageSize } from "../../contract/policies";
-import { cliCommand, packageDoc } from "../../package-version";
+import { cliCommand, packageDoc } from "../../process/package-version";
 import { createOptions, recordedRemote, updateOptions } from "../property-table";
 import { answersNotFound, deleteConfirmingGone, type ObjectAccess } from "../provider-context";
 import { type PolicyInputs, type PolicyOutputs, policyProperties } from "./properties";

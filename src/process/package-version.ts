@@ -5,10 +5,10 @@ import { isAbsolute, join, relative } from "node:path";
 declare const __PLUGIN_BUNDLE__: boolean | undefined;
 
 /**
- * This package's root: beside dist/ once installed, beside src/ in a checkout; in the plugin, its own folder (the
- * executable or bundle, with package.json and docs/ beside it).
+ * This package's root: two folders above this file's (dist/process/ once installed, src/process/ in a checkout); in
+ * the plugin, its own folder (the executable or bundle, with package.json and docs/ beside it).
  */
-const packageRoot = typeof __PLUGIN_BUNDLE__ !== "undefined" ? __dirname : join(__dirname, "..");
+const packageRoot = typeof __PLUGIN_BUNDLE__ !== "undefined" ? __dirname : join(__dirname, "..", "..");
 
 /** This package's version, from its package.json. */
 export const libraryVersion: string = JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")).version;

@@ -19,7 +19,7 @@ it.each(["22.18.0", "20.20.2"])(
   "loading the library on Node.js %s fails with the minimum it needs",
   async (version) => {
     runningOnNode(version);
-    await expect(import("../src/index.js")).rejects.toThrow(
+    await expect(import("../../src/index.js")).rejects.toThrow(
       `pulumi-tfe-governance needs Node.js 22.19.0 or newer; this is Node.js v${version}.`,
     );
   },
@@ -27,5 +27,5 @@ it.each(["22.18.0", "20.20.2"])(
 
 it.each(["22.19.0", "24.0.0"])("the library loads on Node.js %s", async (version) => {
   runningOnNode(version);
-  await expect(import("../src/index.js")).resolves.toHaveProperty("Policy");
+  await expect(import("../../src/index.js")).resolves.toHaveProperty("Policy");
 });

@@ -2,12 +2,12 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { temporaryDirectory } from "./temporary-directory";
+import { temporaryDirectory } from "../temporary-directory";
 
 // Node's compile cache is the provider's own: on in its processes, in a folder of the user's alone; never turned on
 // for a user's program by importing the library, and never in a folder another user of the machine could fill.
 
-const dist = join(__dirname, "..", "dist");
+const dist = join(__dirname, "..", "..", "dist");
 
 /** The compile cache folder Node uses after `require(entry)` in a fresh process with `env`, or "none". */
 function cacheAfter(entry: string, env: NodeJS.ProcessEnv): string {
