@@ -124,8 +124,15 @@ export class ProviderServer implements Served {
       config[key.startsWith(`${packageName}:`) ? key.slice(packageName.length + 1) : key] = value;
     });
     this.provider.configure({ ...config, ...struct(request.getArgs()) });
-    // No supportsPreview: the engine would then call create and update at preview too, expecting them to send nothing.
-    return new messages.ConfigureResponse().setAcceptsecrets(true).setAcceptresources(true).setAcceptoutputs(true);
+    // supportsPreview: the engine calls create and update at preview too (`preview` set), which send nothing and
+    // answer what the resource will hold. Without it, an update's preview outputs are its new inputs alone, and an
+    // output such as policyId reads as not known to every resource that names it (a set's policyIds would seem to
+    // lose the policy a level raise updates).
+    return new messages.ConfigureResponse()
+      .setAcceptsecrets(true)
+      .setAcceptresources(true)
+      .setAcceptoutputs(true)
+      .setSupportspreview(true);
   });
 
   invoke = unary(async (request: messages.InvokeRequest) => {
@@ -163,6 +170,8 @@ export class ProviderServer implements Served {
   });
 
   create = unary(async (request: messages.CreateRequest) => {
+    // At preview nothing is made: its inputs are what is known of it; what the service gives it (ids) is not yet.
+    if (request.getPreview()) return new messages.CreateResponse().setProperties(request.getProperties());
     const result = await resourceCall(() => this.provider.create(request.getUrn(), struct(request.getProperties())));
     return new messages.CreateResponse().setId(result.id).setProperties(Struct.fromJavaScript(result.outs as never));
   });
@@ -181,6 +190,10 @@ export class ProviderServer implements Served {
 
   update = unary(async (request: messages.UpdateRequest) => {
     const [olds, news] = [struct(request.getOlds()), struct(request.getNews())];
+    // At preview nothing is sent: the resource keeps what it holds (its id, its policyId), with the new inputs.
+    if (request.getPreview()) {
+      return new messages.UpdateResponse().setProperties(Struct.fromJavaScript({ ...olds, ...news } as never));
+    }
     const result = await resourceCall(() => this.provider.update(request.getId(), request.getUrn(), olds, news));
     return new messages.UpdateResponse().setProperties(Struct.fromJavaScript(result.outs as never));
   });

@@ -373,7 +373,7 @@ describe("the governance oracle", () => {
     if (process.env.ORACLE_REASONS) console.log(tally.reasons);
     // Most ups must get through, or the property tests nothing (said of enough sequences to be more than chance).
     if (runs >= 20) expect(tally.applied).toBeGreaterThan(tally.steps / 4);
-  }, 600_000);
+  }, Math.max(600_000, runs * 6_000));
 
   it("refuses lowering a policy labelled __proto__, whose label crosses the engine's wire as a key", async () => {
     const lowered = edit("folder lowers __proto__", (p) => ({

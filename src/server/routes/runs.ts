@@ -191,8 +191,15 @@ const documents = {
       ]),
     );
     const [hard, soft, advisory] = [failed("hard-mandatory"), failed("soft-mandatory"), failed("advisory")];
-    // An error at a level that is not advisory stops the run as a failure would.
-    const errored = results.filter((result) => result.status === "errored" && result.level !== "advisory").length;
+    // A policy that errored stops the run as a failure at its level would: a soft-mandatory error may be overridden.
+    const stopped = (level: string) => results.some((result) => result.status !== "passed" && result.level === level);
+    const status = stopped("hard-mandatory")
+      ? "hard_failed"
+      : stopped("soft-mandatory")
+        ? run.overridden
+          ? "overridden"
+          : "soft_failed"
+        : "passed";
     return {
       id: `polchk-${suffixOf(run.id)}`,
       type: "policy-checks" as const,
@@ -208,24 +215,15 @@ const documents = {
           sentinel: { "schema-version": "1.0.0" as const, data },
         },
         scope: "organization" as const,
-        status: (errored > 0
-          ? "errored"
-          : hard > 0
-            ? "hard_failed"
-            : soft > 0
-              ? run.overridden
-                ? "overridden"
-                : "soft_failed"
-              : "passed") as "passed" | "soft_failed" | "hard_failed" | "overridden" | "errored",
+        status: status as "passed" | "soft_failed" | "hard_failed" | "overridden" | "errored",
         "status-timestamps": {
           "queued-at": run.createdAt,
-          ...(errored > 0
-            ? { "errored-at": run.createdAt }
-            : hard > 0
-              ? { "hard-failed-at": run.createdAt }
-              : soft > 0
-                ? { "soft-failed-at": run.createdAt, ...(run.overridden ? { "overridden-at": run.createdAt } : {}) }
-                : { "passed-at": run.createdAt }),
+          ...{
+            hard_failed: { "hard-failed-at": run.createdAt },
+            overridden: { "soft-failed-at": run.createdAt, "overridden-at": run.createdAt },
+            soft_failed: { "soft-failed-at": run.createdAt },
+            passed: { "passed-at": run.createdAt },
+          }[status],
         },
       },
       relationships: { run: { data: { id: run.id, type: "runs" as const } } },
