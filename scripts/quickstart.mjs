@@ -19,10 +19,14 @@ const stack = "quickstart";
 const server = await startServer({ port: 0, data: join(dataDir, "quickstart.sqlite"), seed });
 console.log(`Local HCP Terraform API: ${server.url}\n`);
 
+// The quickstart's stacks have a passphrase of their own, whatever the caller's environment says: they hold no
+// secret (the token comes from TFE_TOKEN), and a passphrase exported for other work would not open them.
+const passphrase = "quickstart";
+const { PULUMI_CONFIG_PASSPHRASE_FILE: _passphraseFile, ...callerEnv } = process.env;
 const env = {
-  ...process.env,
+  ...callerEnv,
   PULUMI_BACKEND_URL: `file://${join(dataDir, "pulumi-state")}`,
-  PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? "quickstart",
+  PULUMI_CONFIG_PASSPHRASE: passphrase,
   PULUMI_SKIP_UPDATE_CHECK: "true",
   PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
   TFE_ADDRESS: server.url,
@@ -55,25 +59,58 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
   });
 }
 
+/** A `pulumi` command that failed: what it printed is on the screen already (or in `output`, for a quiet one). */
+class PulumiFailed extends Error {
+  constructor(args, code, output, quiet) {
+    super(`pulumi ${args.join(" ")} exited ${code}`);
+    this.output = output;
+    this.quiet = quiet;
+  }
+}
+
 function pulumi(args, { quiet = false, cwd = root, extraEnv = {} } = {}) {
   if (stopSignal) return Promise.reject(new Error(`stopped by ${stopSignal}`));
   return new Promise((resolveRun, reject) => {
+    // Its stderr is kept as well as shown: the reason of a failure is read from it.
     const child = spawn("pulumi", [...args, "--non-interactive"], {
       cwd,
       env: { ...env, ...extraEnv },
       detached: true,
-      stdio: ["ignore", quiet ? "pipe" : "inherit", quiet ? "pipe" : "inherit"],
+      stdio: ["ignore", quiet ? "pipe" : "inherit", "pipe"],
     });
     running.add(child);
     child.on("exit", () => running.delete(child));
     let output = "";
     child.stdout?.on("data", (chunk) => (output += chunk));
-    child.stderr?.on("data", (chunk) => (output += chunk));
+    child.stderr.on("data", (chunk) => {
+      output += chunk;
+      if (!quiet) process.stderr.write(chunk);
+    });
     child.on("error", reject);
-    child.on("exit", (code) =>
-      code === 0 ? resolveRun(output) : reject(new Error(`pulumi ${args.join(" ")} exited ${code}\n${output}`)),
+    child.on("close", (code) =>
+      code === 0 ? resolveRun(output) : reject(new PulumiFailed(args, code, output, quiet)),
     );
   });
+}
+
+/** The stack settings files the quickstart's stacks have in the repository: each holds its passphrase's salt. */
+const stackFiles = [
+  "Pulumi.quickstart.yaml",
+  "examples/policy-folders/Pulumi.quickstart.yaml",
+  "examples/yaml/Pulumi.quickstart.yaml",
+];
+
+/** One line for a failed `pulumi` run, the reason and what to do where it is known; pulumi said the rest above it. */
+function failureLine(error) {
+  if (/incorrect passphrase/.test(error.output)) {
+    const shown = (path) => (path.startsWith(`${root}/`) ? relative(root, path) : path);
+    const made = [shown(dataDir), ...stackFiles.filter((file) => existsSync(join(root, file)))];
+    return (
+      `quickstart: its stacks were made by an earlier run with another passphrase (a PULUMI_CONFIG_PASSPHRASE of ` +
+      `that shell); the quickstart now always uses its own ("${passphrase}"). To start them afresh: rm -rf ${made.map(quoted).join(" ")}`
+    );
+  }
+  return `quickstart: ${error.message} (its output above says why)`;
 }
 
 /**
@@ -124,8 +161,7 @@ function closingLines() {
     ...[
       'eval "$(npm run -s env)"',
       `node dist/server/cli.js --data ${quoted(data)} --seed quickstart --port 8080 --quiet &`,
-      // A passphrase of the user's own, from the environment, stays there rather than on the screen.
-      `export PULUMI_BACKEND_URL=${quoted(`file://${state}`)}${process.env.PULUMI_CONFIG_PASSPHRASE ? "" : " PULUMI_CONFIG_PASSPHRASE=quickstart"}`,
+      `export PULUMI_BACKEND_URL=${quoted(`file://${state}`)} PULUMI_CONFIG_PASSPHRASE=${passphrase}`,
       `export TFE_ADDRESS=http://127.0.0.1:8080 TFE_TOKEN=${token}`,
       `pulumi stack select ${stack}`,
       "pulumi preview",
@@ -188,8 +224,15 @@ try {
   await client.close();
   console.log(closingLines());
 } catch (error) {
-  if (!stopSignal) throw error;
-  process.exitCode = stopSignal === "SIGINT" ? 130 : 143;
+  if (stopSignal) {
+    process.exitCode = stopSignal === "SIGINT" ? 130 : 143;
+  } else if (error instanceof PulumiFailed) {
+    if (error.quiet) process.stderr.write(error.output);
+    console.error(failureLine(error));
+    process.exitCode = 1;
+  } else {
+    throw error;
+  }
 } finally {
   await server.close();
 }

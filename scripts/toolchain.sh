@@ -32,6 +32,9 @@ rcodesign_version=0.29.0
 progress_every_seconds=15
 
 log() { echo "[toolchain] $*" >&2; }
+# What is used, said where a run's log should show it (the tests, the quickstart); TOOLCHAIN_QUIET leaves it out
+# (`eval "$(npm run -s env)"`, which says nothing unless it builds).
+note() { [ -n "${TOOLCHAIN_QUIET:-}" ] || log "$@"; }
 
 # The highest minimum among the dependencies: undici 8 declares engines >=22.19.0 (package.json says the same).
 node_is_recent() {
@@ -52,7 +55,7 @@ ensure_node() {
     npm install --silent --no-save --no-audit --no-fund --prefix "$dir" "$package@$node_major_wanted" >&2
   fi
   export PATH="$dir/node_modules/$package/bin:$PATH"
-  log "using Node $(node --version) from $dir"
+  note "using Node $(node --version) from $dir"
 }
 
 pulumi_sdk_version() {
@@ -280,25 +283,44 @@ ensure_pulumi_and_opa() {
     export PATH="$rcodesign_dir/bin:$PATH"
   fi
   wait_for_builds
+  # The directory of the toolchain's own CLI, where it is the one used (built now, or on PATH from an earlier run):
+  # language hosts go beside it, as in Pulumi's own distribution. The CLI then finds each beside itself, and on PATH
+  # at the same place, so it does not warn "using pulumi-language-<x> from $PATH" at every command.
+  local cli_dir=$pulumi_bin_dir found_cli
+  if [ -z "$cli_dir" ]; then
+    found_cli=$(command -v pulumi || true)
+    case "$found_cli" in "$tool_cache"/*) cli_dir=$(dirname "$found_cli") ;; esac
+  fi
   if [ -n "$pulumi_bin_dir" ]; then
     # Laid out as Pulumi's own distribution: the CLI loads the language host and the dynamic provider (which ships
     # in @pulumi/pulumi) from beside itself.
     place_beside "$pulumi_bin_dir" "$language_host"
     place_beside "$pulumi_bin_dir" "$repo_root/node_modules/@pulumi/pulumi/pulumi-resource-pulumi-nodejs"
     export PATH="$pulumi_bin_dir:$PATH"
-    log "using the Pulumi CLI $(pulumi version) and Pulumi's Node.js language host v$nodejs_language_host_version from $pulumi_bin_dir"
+    note "using the Pulumi CLI $(pulumi version) and Pulumi's Node.js language host v$nodejs_language_host_version from $pulumi_bin_dir"
   fi
   [ -n "$rcodesign_dir" ] && log "using $(rcodesign --version 2>/dev/null | head -n 1) from $rcodesign_dir/bin"
   if [ -n "$opa_bin_dir" ]; then
     export PATH="$opa_bin_dir:$PATH"
-    log "using OPA $(opa version | sed -n 's/^Version: //p') from $opa_bin_dir"
+    note "using OPA $(opa version | sed -n 's/^Version: //p') from $opa_bin_dir"
   fi
   local hosts=()
-  [ -n "$yaml_host_dir" ] && hosts+=("YAML v$yaml_language_host_version") && export PATH="$yaml_host_dir:$PATH"
-  [ -n "$python_host_dir" ] && hosts+=("Python v$python_language_host_version") && export PATH="$python_host_dir:$PATH"
-  [ -n "$go_host_dir" ] && hosts+=("Go v$go_language_host_version") && export PATH="$go_host_dir:$PATH"
-  [ ${#hosts[@]} -gt 0 ] && log "using Pulumi's language hosts for $(IFS=,; echo "${hosts[*]}" | sed 's/,/, /g')"
+  [ -n "$yaml_host_dir" ] && hosts+=("YAML v$yaml_language_host_version") && use_language_host "$yaml_host_dir" "$cli_dir"
+  [ -n "$python_host_dir" ] && hosts+=("Python v$python_language_host_version") && use_language_host "$python_host_dir" "$cli_dir"
+  [ -n "$go_host_dir" ] && hosts+=("Go v$go_language_host_version") && use_language_host "$go_host_dir" "$cli_dir"
+  [ ${#hosts[@]} -gt 0 ] && note "using Pulumi's language hosts for $(IFS=,; echo "${hosts[*]}" | sed 's/,/, /g')"
   return 0
+}
+
+# A language host built here (with what runs beside it: Python's exec script): beside the toolchain's CLI where there
+# is one, else on PATH (a Pulumi of the machine's own, which then says it uses the host from $PATH).
+use_language_host() {
+  local dir=$1 cli_dir=$2 file
+  if [ -z "$cli_dir" ]; then
+    export PATH="$dir:$PATH"
+    return
+  fi
+  for file in "$dir"/pulumi-language-*; do place_beside "$cli_dir" "$file"; done
 }
 
 # Chromium, for the test that opens `tfe-governance impact --html`'s page in a real headless browser: the one on PATH
@@ -326,7 +348,7 @@ ensure_chromium() {
     return 0
   fi
   export TFEGOV_CHROMIUM=$found
-  log "using $("$found" --version 2>/dev/null | head -n 1) from $found"
+  note "using $("$found" --version 2>/dev/null | head -n 1) from $found"
 }
 
 # What the tests of the other platforms' plugins run them with, from Debian's packages (installed with apt where this

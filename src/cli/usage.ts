@@ -1,8 +1,16 @@
-// The command's whole help, apart from the commands so that it shows even where they cannot load (an older Node).
+// The command's help, apart from the commands so that it shows even where they cannot load (an older Node).
 import { importUsage } from "../importer/usage";
 import { pendingCreatesUsage } from "../recovery/usage";
 import { checkFolderUsage } from "./check-folder-usage";
 import { impactUsage } from "./impact-usage";
+
+/** Each command's own help, as `tfe-governance <command> --help` prints it. */
+export const commandUsages: Readonly<Record<string, string>> = {
+  import: importUsage,
+  "pending-creates": pendingCreatesUsage,
+  "check-folder": checkFolderUsage,
+  impact: impactUsage,
+};
 
 export const tfeGovernanceUsage = `Usage: tfe-governance <command> [options]
 
@@ -17,12 +25,5 @@ Commands:
   impact    The service's recent policy results of an organization, by workspace and policy: whom a
             stricter level would block.
 
-Run "tfe-governance <command> --help" for a command's options.
-
-${importUsage}
-
-${pendingCreatesUsage}
-
-${checkFolderUsage}
-
-${impactUsage}`;
+Each command's options: tfe-governance import --help, tfe-governance pending-creates --help,
+tfe-governance check-folder --help, tfe-governance impact --help.`;

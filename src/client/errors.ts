@@ -75,6 +75,11 @@ export class TfeApiError extends TfeError {
   readonly path: string;
   readonly errors: JsonApiErrorObject[];
   readonly attempts: number;
+  /**
+   * A 404 on a collection right under an organization (its policies, its policy sets): the organization this names
+   * does not exist, or the token cannot see it.
+   */
+  readonly organizationNotFound: string | undefined;
 
   constructor(details: ApiErrorDetails) {
     super(describeApiError(details));
@@ -83,6 +88,7 @@ export class TfeApiError extends TfeError {
     this.path = details.path;
     this.errors = details.errors;
     this.attempts = details.attempts;
+    this.organizationNotFound = details.status === 404 ? organizationOfCollection(details.path) : undefined;
   }
 
   /** The attributes a 422 names through `source.pointer`, e.g. `name` for `/data/attributes/name`. */
@@ -113,8 +119,15 @@ function describeApiError(details: ApiErrorDetails): string {
   switch (details.status) {
     case 401:
       return `${request}: the token was not accepted (401): set a valid API token in tfe:token, TFE_TOKEN or the Terraform credentials file`;
-    case 404:
-      return `${request}: not found, or the token lacks permission for it (404)${bodyText ? `: ${bodyText}` : ""}`;
+    case 404: {
+      const organization = organizationOfCollection(details.path);
+      if (organization !== undefined) {
+        // Every object of the organization is out of reach: the organization itself is what is wrong.
+        return `${request}: organization "${organization}" does not exist, or this token has no access to it (404)`;
+      }
+      const said = notFoundDetail(details.errors, bodyText);
+      return `${request}: not found, or the token lacks permission for it (404)${said ? `: ${said}` : ""}`;
+    }
     case 413: {
       const size = details.uploadBytes !== undefined ? ` of ${details.uploadBytes} bytes` : "";
       // The service's own reason says which limit (a version's files, its unpacked size) where it gives one.
@@ -129,6 +142,32 @@ function describeApiError(details: ApiErrorDetails): string {
     default:
       return `${request}: the service answered ${details.status}${retried}${bodyText ? `: ${bodyText}` : ""}`;
   }
+}
+
+/**
+ * The organization of a collection right under it (`/api/v2/organizations/acme/policies`): a 404 there means the
+ * organization does not exist or the token cannot see it, whatever the collection.
+ */
+function organizationOfCollection(path: string): string | undefined {
+  const name = /^\/api\/v2\/organizations\/([^/?]+)\/[^/?]+(?:\?.*)?$/.exec(path)?.[1];
+  if (name === undefined) return undefined;
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
+/**
+ * What a 404's body adds to "not found, or the token lacks permission": nothing when it says the same (the service's
+ * bare `not found`, or a server's "does not exist, or the token has no access to it").
+ */
+function notFoundDetail(errors: JsonApiErrorObject[], bodyText: string): string {
+  const sameAgain = (error: JsonApiErrorObject) =>
+    /^not found$/i.test(error.title ?? "not found") &&
+    (!error.detail || /does not exist, or the token has no access/i.test(error.detail));
+  if (errors.length > 0 && errors.every(sameAgain)) return "";
+  return bodyText;
 }
 
 /** A body's text for a message: markup dropped, whitespace collapsed, at most 200 characters. */

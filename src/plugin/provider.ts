@@ -53,6 +53,20 @@ export function forProgram(text: string): string {
   return inProgramLanguage(inNamespace(text, packageName), language, argumentNames);
 }
 
+/**
+ * A check failure as the program reads it. The engine prints `property <name> value {<value>} has a problem:
+ * <reason>`, the name as the schema spells it; where the program's language spells it otherwise (Python's
+ * `enforcement_level`), the failure names no property, and the engine prints the reason alone, which names it as the
+ * program does.
+ */
+export function failureForProgram(
+  failure: { property: string; reason: string },
+  wording: (text: string) => string = forProgram,
+): { property: string; reason: string } {
+  const reason = wording(failure.reason);
+  return { property: wording(failure.property) === failure.property ? failure.property : "", reason };
+}
+
 /** The property table of each type whose diff is shown in detail; a folder's hidden manifest shows none. */
 const resourceTables: Partial<Record<ProviderType, PropertyTable>> = {
   Policy: policyProperties,
@@ -162,10 +176,7 @@ export class GovernanceProvider implements pulumiProvider.Provider {
     const inputs = result.inputs as Record<string, unknown>;
     return {
       inputs: this.forState(type, inputs, secretNames),
-      failures: (result.failures ?? []).map((failure) => ({
-        property: failure.property,
-        reason: forProgram(failure.reason),
-      })),
+      failures: (result.failures ?? []).map((failure) => failureForProgram(failure)),
     };
   }
 

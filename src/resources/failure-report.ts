@@ -22,11 +22,26 @@ export type UsedSettings = Pick<ResolvedClientConfig, "address" | "addressSource
 
 export type Operation = "check" | "diff" | "create" | "update" | "read" | "delete";
 
-/** A cause every resource of a run meets alike: no connection to an address, or a token it refused. */
+/**
+ * A cause every resource of a run meets alike: no connection to an address, a token it refused, or an organization
+ * the service does not show this token.
+ */
 function sharedCause(cause: TfeApiError | TfeConnectionError, settings: UsedSettings): string | undefined {
   if (cause instanceof TfeConnectionError) return `${cause.code} at ${settings.address}`;
   if (cause.status === 401 || cause.status === 403) return `${cause.status} from ${settings.address}`;
+  if (cause.organizationNotFound !== undefined) {
+    return `404 for organization "${cause.organizationNotFound}" at ${settings.address}`;
+  }
   return undefined;
+}
+
+/** Which setting names the organization a 404 says is missing, or undefined for any other failure. */
+export function organizationAdvice(cause: TfeApiError | TfeConnectionError): string | undefined {
+  if (!(cause instanceof TfeApiError) || cause.organizationNotFound === undefined) return undefined;
+  return (
+    "Check the organization's name in tfe:organization (or TFE_ORGANIZATION, or the resource's organization), and " +
+    "that the token belongs to that organization"
+  );
 }
 
 /**
@@ -65,8 +80,11 @@ export function recordedConfigAdvice(
   operation: Operation,
   namespace: string,
   stackAddresses: () => string[] | undefined,
+  /** Whether this command runs the program (`--run-program`): then the config is the stack's of now already. */
+  runsProgram: () => boolean = () => false,
 ): string | undefined {
   if (operation !== "read" && operation !== "delete") return undefined;
+  if (runsProgram()) return undefined;
   const run = `run ${runProgramCommands(operation)} (or set PULUMI_RUN_PROGRAM=true, as CI should)`;
   if (cause instanceof TfeApiError) {
     if (cause.status !== 401 || !settings.tokenSource.startsWith("stack config ")) return undefined;

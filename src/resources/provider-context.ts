@@ -10,6 +10,7 @@ import { EngineLog } from "./engine-log";
 import {
   FailureReport,
   type Operation,
+  organizationAdvice,
   quiet,
   recordedConfigAdvice,
   stackConfigAddresses,
@@ -17,6 +18,7 @@ import {
 } from "./failure-report";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
 import { codeChecksRequired, inNamespace } from "./provider-settings";
+import { commandRunsProgram } from "./pulumi-command";
 import { isUnknown } from "./unknown";
 
 export { holdsUnknown, isUnknown, knownIds, unknownValue } from "./unknown";
@@ -77,6 +79,13 @@ export class ProviderContext {
     return this.stackConfig?.get("allowWeakening") === "true" || process.env.TFE_ALLOW_WEAKENING === "true";
   }
 
+  /** What let a weakening through, as the user set it: the resource's argument, the stack's setting, or the env. */
+  private weakeningAllowedBy(onResource: boolean): string {
+    if (onResource) return "allowWeakening";
+    if (this.stackConfig?.get("allowWeakening") === "true") return "tfe:allowWeakening";
+    return "TFE_ALLOW_WEAKENING=true";
+  }
+
   /**
    * The guard of every resource: `after` compared with `before` (see {@link weakenings}). Where nothing weakens,
    * undefined. Where something does or cannot be compared, the refusal's text, naming each finding and every way to
@@ -110,7 +119,7 @@ export class ProviderContext {
     if (change.describe) findings = await change.describe(findings);
     const text = describeFindings(change.subject, findings);
     if (change.allowedOnResource || this.allowWeakening) {
-      await this.warn(change.urn, `${text} (allowed by allowWeakening)`);
+      await this.warn(change.urn, `${text} (allowed by ${this.weakeningAllowedBy(change.allowedOnResource)})`);
       return undefined;
     }
     return inNamespace(
@@ -216,7 +225,13 @@ export class ProviderContext {
 
   get client(): TfeClient {
     if (!this.cachedClient) {
-      this.cachedClient = TfeClient.fromConfig({ stackConfig: this.stackConfig, signal: this.cancellation.signal });
+      this.cachedClient = TfeClient.fromConfig({
+        stackConfig: this.stackConfig,
+        signal: this.cancellation.signal,
+        // A program's ways: a resource takes no token of its own (the client's token option is no program's word).
+        tokenWays:
+          'the stack\'s config ("pulumi config set --secret tfe:token ..."); the TFE_TOKEN environment variable',
+      });
     }
     return this.cachedClient;
   }
@@ -259,9 +274,15 @@ export class ProviderContext {
     return this.failures.explain(error, what, settings, () => {
       const cause = tfeCause(error);
       const used = settings();
+      if (cause && organizationAdvice(cause)) return organizationAdvice(cause);
       if (!cause || !used || !this.stackConfig) return undefined;
-      return recordedConfigAdvice(cause, used, operation, this.namespace, () =>
-        stackConfigAddresses(this.namespace, this.projectDir),
+      return recordedConfigAdvice(
+        cause,
+        used,
+        operation,
+        this.namespace,
+        () => stackConfigAddresses(this.namespace, this.projectDir),
+        () => commandRunsProgram(),
       );
     });
   }

@@ -48,16 +48,21 @@ async function main(): Promise<void> {
   const maxPort = 65_535;
   if (values.data !== ":memory:") mkdirSync(dirname(values.data), { recursive: true });
   const tls = tlsSettings(values);
+  const port = number("port", values.port, 0, maxPort);
+  const downloadPort = number("download-port", values["download-port"], 0, maxPort);
   const server = await startServer({
-    port: number("port", values.port, 0, maxPort),
+    port,
     host: values.host,
-    downloadPort: number("download-port", values["download-port"], 0, maxPort),
+    downloadPort,
     ...(values["download-host"] ? { downloadHost: values["download-host"] } : {}),
     data: values.data,
     ...(values.seed ? { seed: values.seed === "quickstart" ? quickstartSeed : values.seed } : {}),
     ...(values["rate-limit"] !== undefined ? { rateLimit: number("rate-limit", values["rate-limit"], 1) } : {}),
     ...(values.faults ? { faults: faultsOption(values.faults) } : {}),
     ...(tls ? { tls: tls.credentials } : {}),
+  }).catch(async (error: unknown) => {
+    const taken = (error as { port?: unknown }).port;
+    throw await portTakenError(error, downloadPort !== 0 && taken === downloadPort ? "--download-port" : "--port");
   });
   if (tls?.certificateFile) {
     mkdirSync(dirname(tls.certificateFile), { recursive: true });
@@ -72,7 +77,7 @@ async function main(): Promise<void> {
   }
   const lines = [
     `tfe-governance-server listening on ${server.url}`,
-    `download origin ${server.downloadOrigin}`,
+    `download origin ${server.downloadOrigin}: where the API's download links point (policy code, policy-set versions); nothing to set`,
     values.data !== ":memory:"
       ? `data ${values.data} (kept across restarts)`
       : "data in memory: lost when the server stops (--data FILE keeps it across restarts)",
@@ -171,15 +176,35 @@ function tlsSettings(values: {
   return { credentials: { cert: read("tls-cert", certFile), key: read("tls-key", keyFile) } };
 }
 
+/**
+ * A port another program holds, said so that a server started in the background (`&`) leaves no doubt: which port
+ * and flag, and whether what answers there is a tfe-governance-server (with data of its own, which a program run
+ * against that address would meet instead of this one's).
+ */
+async function portTakenError(error: unknown, flag: string): Promise<unknown> {
+  const { code, address = "127.0.0.1", port } = error as { code?: unknown; address?: string; port?: number };
+  if (code !== "EADDRINUSE") return error;
+  const host = address.includes(":") ? `[${address}]` : address;
+  const answer = await fetch(`http://${host}:${port}/api/openapi.json`, { signal: AbortSignal.timeout(2000) })
+    .then((response) => response.json() as Promise<{ info?: { title?: unknown } }>)
+    .catch(() => undefined);
+  const holder = String(answer?.info?.title ?? "").startsWith("tfe-governance-server")
+    ? "another tfe-governance-server listens there, with data of its own (the quickstart's closing lines start " +
+      "one): stop it first (kill %1 in the shell that started it, or Ctrl-C in its terminal)"
+    : "another program listens there: stop it";
+  return new Error(
+    `cannot listen on ${address} port ${port} (${flag}): the port is taken (EADDRINUSE); ${holder}, or give ` +
+      `another ${flag} (0 picks a free one)`,
+  );
+}
+
 /** Runs the server command; a failure ends the process with one line and status 2. */
 export function run(): void {
   main().catch((error: unknown) => {
+    const code = (error as { code?: unknown }).code;
     const message = error instanceof Error ? error.message : String(error);
     // node:util's parseArgs says "Unknown option '--x'" and no more: say where the options are.
-    const hint =
-      (error as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
-        ? "; see tfe-governance-server --help"
-        : "";
+    const hint = code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? "; see tfe-governance-server --help" : "";
     process.stderr.write(`tfe-governance-server: ${message}${hint}\n`);
     process.exit(2);
   });

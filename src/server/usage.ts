@@ -33,7 +33,7 @@ Options:
   --tls-out FILE    Where --tls writes its certificate (default: a new temporary directory).
   --tls-cert FILE   Serve https with this PEM certificate (chain) ...
   --tls-key FILE    ... and this PEM private key.
-  --quiet           Do not print the request log.
+  --quiet           Do not print the request log (a line per request); the banner, with the tokens, still prints.
   --help            Show this text.
 
 Tokens are printed on start; requests need "Authorization: Bearer <token>". The OpenAPI document is at /api/openapi.json.`;

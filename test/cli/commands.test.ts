@@ -47,6 +47,25 @@ describe("on a Node.js older than 22.19", () => {
   });
 });
 
+describe("help", () => {
+  // Issue 52 item 12: the command's help is the list of commands (it printed every command's whole help, ~100
+  // lines); each command answers --help with its own, on this Node and an older one.
+  it("tfe-governance --help lists the commands, each with the --help that shows its options", async () => {
+    const help = await command(governanceCli, ["--help"]);
+    expect(help.code).toBe(0);
+    const commands = ["import", "pending-creates", "check-folder", "impact"];
+    for (const name of commands) expect(help.stdout).toContain(`tfe-governance ${name} --help`);
+    expect(help.stdout.split("\n").length).toBeLessThan(25);
+    for (const name of commands) {
+      for (const nodeArgs of [[], ["--require", olderNode]]) {
+        const own = await command(governanceCli, [name, "--help"], nodeArgs);
+        expect(own.code, `${name} --help ${nodeArgs.join(" ")}`).toBe(0);
+        expect(own.stdout).toMatch(new RegExp(`^Usage: tfe-governance ${name} `));
+      }
+    }
+  });
+});
+
 describe("mistakes name the fix", () => {
   it("an unknown server option points to --help; a bad --faults names the flag", async () => {
     const unknown = await command(serverCli, ["--prot", "8080"]);

@@ -64,7 +64,8 @@ const failure = { errors: [{ status: "500", title: "internal error", detail: "fa
 
 /** Spec section 7, one row each: the operation, the status, the body, and what the message must tell a person. */
 const rows: [keyof typeof operations, number, unknown, string[]][] = [
-  ["create", 404, notFound, ["not found, or the token lacks permission for it (404)"]],
+  // A collection right under the organization: the organization is what the service does not show this token.
+  ["create", 404, notFound, ['organization "acme" does not exist, or this token has no access to it (404)']],
   ["create", 422, unprocessable, ["(422)", "name: invalid attribute: Name has already been taken", "enforce.0.mode"]],
   ["show", 404, notFound, ["not found, or the token lacks permission"]],
   [
@@ -89,7 +90,7 @@ const rows: [keyof typeof operations, number, unknown, string[]][] = [
   ],
   ["update", 404, notFound, ["not found, or the token lacks permission"]],
   ["update", 422, unprocessable, ["(422)", "name: invalid attribute: Name has already been taken"]],
-  ["list", 404, notFound, ["not found, or the token lacks permission"]],
+  ["list", 404, notFound, ['organization "acme" does not exist, or this token has no access to it (404)']],
   ["delete", 404, notFound, ["not found, or the token lacks permission"]],
   ["deprecate", 404, notFound, ["not found, or the token lacks permission"]],
   ["deprecate", 422, unprocessable, ["(422)", "name: invalid attribute"]],
@@ -118,6 +119,26 @@ describe("spec section 7: every error row becomes a TfeApiError a person can act
       for (const fragment of fragments) expect(error.message).toContain(fragment);
     });
   }
+
+  it("says a 404 once: a body that only repeats it adds nothing, one that says more is kept", async () => {
+    const repeated = {
+      errors: [
+        { status: "404", title: "not found", detail: "The resource does not exist, or the token has no access to it." },
+      ],
+    };
+    const said = await apiErrorOf(operations.show, 404, repeated);
+    expect(said.message).toBe("GET /api/v2/policies/pol-1: not found, or the token lacks permission for it (404)");
+    expect(said.organizationNotFound).toBeUndefined();
+    const more = await apiErrorOf(operations.show, 404, {
+      errors: [{ status: "404", title: "not found", detail: "policy pol-1 was deleted" }],
+    });
+    expect(more.message).toContain("(404): not found: policy pol-1 was deleted");
+    const organization = await apiErrorOf(operations.list, 404, repeated);
+    expect(organization.message).toBe(
+      'GET /api/v2/organizations/acme/policies: organization "acme" does not exist, or this token has no access to it (404)',
+    );
+    expect(organization.organizationNotFound).toBe("acme");
+  });
 
   it("keeps the JSON:API error objects and names the attributes of a 422", async () => {
     const error = await apiErrorOf(operations.create, 422, unprocessable);
@@ -202,7 +223,8 @@ describe("the token never leaks", () => {
   it("is redacted from error bodies that echo it, in the message, JSON and inspect output", async () => {
     for (const reply of [text(500, echoToken), json(404, { errors: [{ title: "bad", detail: `token ${token}` }] })]) {
       const server = await startFaultServer(reply);
-      const error = await rejection(() => operations.create.call(testClient(server.url)));
+      // A read by id: its 404 message carries the body (an organization's collection says the organization instead).
+      const error = await rejection(() => operations.show.call(testClient(server.url)));
       expect(error).toBeInstanceOf(TfeApiError);
       for (const rendering of [
         String(error),

@@ -171,8 +171,9 @@ describe("registry reads", () => {
     );
     expect(error).toBeInstanceOf(TfeApiError);
     expect(error).toMatchObject({ status: 404, errors: [{ title: "Not Found" }] });
+    // Parsed, and not said twice: "Not Found" repeats what the message says already.
     expect((error as Error).message).toBe(
-      "GET /api/registry/v1/modules/acme/vpc/aws/9.9.9: not found, or the token lacks permission for it (404): Not Found",
+      "GET /api/registry/v1/modules/acme/vpc/aws/9.9.9: not found, or the token lacks permission for it (404)",
     );
   });
 });

@@ -83,4 +83,35 @@ describe("failure messages under the real engine", () => {
     expect(run.output).not.toContain("TfeApiError");
     expect(run.output).not.toContain(token);
   }, 120_000);
+
+  // Issue 52 item 7: the advice to run the program is dropped where the command ran it, and the cause said once.
+  it("a token refused under preview --refresh --run-program: the 401 said once, no advice to run what ran", async () => {
+    const run = await project.run(["preview", "--refresh", "--run-program"], { allowFailure: true });
+    expect(run.code).not.toBe(0);
+    expect(count(run.output, "the token was not accepted (401)")).toBeGreaterThan(0);
+    expect(count(run.output, "the token was not accepted (401)")).toBeLessThanOrEqual(2);
+    expect(run.output).not.toContain("recorded at the last");
+    expect(run.output).not.toMatch(/run "pulumi (refresh|preview)[^"]*--run-program"/);
+  }, 120_000);
+
+  // Issue 52 item 6: a wrong organization names the setting that gives it, and the organization, once.
+  it("an organization the service does not have: tfe:organization and its value named, said in full once", async () => {
+    // The server as the first up met it, and the token it accepts: only the organization is wrong.
+    await server.close().catch(() => undefined);
+    server = await serve(Number(new URL(server.url).port));
+    await project.run(["config", "set", "--secret", "tfe:token", token]);
+    await project.run(["config", "set", "tfe:organization", "acmee"]);
+    try {
+      const run = await project.run(["preview"], { allowFailure: true });
+      expect(run.code).not.toBe(0);
+      const full =
+        'organization "acmee" does not exist, or this token has no access to it (404). Check the organization\'s name in tfe:organization';
+      expect(count(run.output, full)).toBeGreaterThan(0);
+      expect(count(run.output, full)).toBeLessThanOrEqual(2);
+      expect(run.output).not.toMatch(/not found.*not found/);
+      expect(run.output).not.toMatch(/\bat .*\.[jt]s:\d+/);
+    } finally {
+      await project.run(["config", "set", "tfe:organization", organization]);
+    }
+  }, 120_000);
 });

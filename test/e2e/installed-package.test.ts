@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join, posix } from "node:path";
@@ -285,6 +285,42 @@ describe("publishing to a private registry, as README says", () => {
       expect(listed).toContain("dist/index.js");
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  // Issue 52 item 11: a quickstart leaves stack settings (with that machine's passphrase salt) in examples/; git
+  // ignores them, and so must the package. One is made here, as the quickstart makes them, in case none is there.
+  it("packs no file git ignores, and no stack's encryption salt", async () => {
+    const stackFile = join(repoRoot, "examples", "policy-folders", `Pulumi.pack-check-${process.pid}.yaml`);
+    await writeFile(stackFile, "encryptionsalt: v1:pack-check:v1:not-a-real-salt\n");
+    try {
+      const flags = ["--dry-run", "--json", "--ignore-scripts", "--offline"];
+      const packed = JSON.parse(execFileSync("npm", ["pack", ...flags], { cwd: repoRoot, encoding: "utf8" })) as {
+        files: { path: string }[];
+      }[];
+      const listed = (packed[0]?.files ?? []).map((file) => file.path);
+      expect(listed).toContain("examples/policy-folders/Pulumi.yaml");
+      // dist/ is built, and ignored by git for that reason: everything else packed is a file of the repository's.
+      const outsideDist = listed.filter((path) => !path.startsWith("dist/"));
+      const ignored = (() => {
+        try {
+          return execFileSync("git", ["check-ignore", "--stdin"], {
+            cwd: repoRoot,
+            input: outsideDist.join("\n"),
+            encoding: "utf8",
+          });
+        } catch (error) {
+          if ((error as { status?: number }).status === 1) return ""; // none of them is ignored
+          throw error;
+        }
+      })();
+      expect(ignored.split("\n").filter(Boolean)).toEqual([]);
+      const salted = outsideDist.filter((path) =>
+        readFileSync(join(repoRoot, path), "utf8").includes("encryptionsalt"),
+      );
+      expect(salted).toEqual([]);
+    } finally {
+      await rm(stackFile, { force: true });
     }
   }, 120_000);
 });

@@ -17,7 +17,6 @@ import { policiesOnService } from "./service-and-state";
 
 const organization = "acme";
 const token = "other-languages-recipes-token";
-const ownerPolicy = "main = rule { true }\n";
 
 describe("the recipes for other languages, each in a project of its own", () => {
   let artifacts: PluginArtifacts;
@@ -77,7 +76,7 @@ describe("the recipes for other languages, each in a project of its own", () => 
       // README: "`Pulumi.yaml` says `name: governance` and `runtime: python`".
       "Pulumi.yaml": "name: governance\nruntime: python\n",
       "__main__.py": program as string,
-      "policies/require-owner.sentinel": ownerPolicy,
+      // The policy file comes from README's own install block (issue 52: it was named and never made).
     });
     // One shell, as a user types both blocks: the second runs in the virtualenv the first activated.
     await script(`${install}${substitute(deploy as string, "pulumi up\n", "pulumi up --yes\n")}`, dir, env);
@@ -98,7 +97,8 @@ describe("the recipes for other languages, each in a project of its own", () => 
    * block in a new directory, then the preview the page says passes.
    */
   async function quickStart(language: string, [program]: string[]) {
-    const [serverBlock, deploy] = docBlocks("docs/other-languages.md", "## Quick start against the local server", "sh");
+    const blocks = docBlocks("docs/other-languages.md", "## Quick start against the local server", "sh");
+    const [serverBlock, deploy, cleanUpBlock] = blocks;
     const port = String(await freePort());
     const dir = await mkdtemp(join(tmpdir(), `tfegov-quickstart-${language.toLowerCase()}-`));
     cleanUp.push(() => rm(dir, { recursive: true, force: true }));
@@ -124,14 +124,18 @@ describe("the recipes for other languages, each in a project of its own", () => 
         `cd ${repoRoot}`,
         server,
         // The test's own lines: the server stops with the shell, and is up before the first request.
-        "trap 'kill $! 2>/dev/null' EXIT",
+        "trap 'kill $! 2>/dev/null || true' EXIT",
         `until (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null; do sleep 0.1; done`,
         `mkdir ${dir}/project && cd ${dir}/project`,
         program,
         deployHere,
         "pulumi preview --expect-no-changes",
         "pulumi stack export > state.json",
-        "pulumi destroy --yes",
+        // The page's last block: destroy, and stop the server (the job the server block started).
+        cleanUpBlock,
+        // The server stopped: its port answers no more within ten seconds.
+        `for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null || break; sleep 0.2; done`,
+        `! (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null`,
       ].join("\n"),
       dir,
       env,

@@ -165,6 +165,13 @@ export function describePluginLoop(language: LanguageProgram): void {
       const typo = await project.run(["preview"], { allowFailure: true });
       expect(typo.code).not.toBe(0);
       expect(typo.output).toMatch(language.typoMessage);
+      // A misspelled value: named once, as the program spells the argument (not the schema's name beside it).
+      await writeProgram(project, { level: "hard-mandatry" });
+      const value = await project.run(["preview"], { allowFailure: true });
+      expect(value.code).not.toBe(0);
+      const argument = language.argument("enforcementLevel");
+      expect(value.output).toContain(`${argument} "hard-mandatry" is not`);
+      if (argument !== "enforcementLevel") expect(value.output).not.toContain("enforcementLevel");
       expect(server.requestLog.entries().filter((entry) => entry.method !== "GET")).toEqual([]);
       await writeProgram(project, {});
     }, 240_000);

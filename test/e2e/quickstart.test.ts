@@ -1,14 +1,15 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { expect, it } from "vitest";
-import { processesWith } from "./doc-recipes";
+import { freshEnv, processesWith } from "./doc-recipes";
 import { engineLogArgs, launchedLanguageHost, splitEngineLog } from "./language-host";
 
 const run = promisify(execFile);
+const foreignPassphrase = "a passphrase of other work";
 
 // README's main-job command, from scratch, to the end: the local server, `pulumi up` of the top-level Pulumi.yaml
 // (the quickstart program), of examples/policy-folders and of examples/yaml (through the plugin), and the report of what the server holds. Run again on the
@@ -21,8 +22,11 @@ it("npm run quickstart creates the three programs' policies and the deprecation,
     env: { ...process.env, QUICKSTART_DATA_DIR: dataDir },
     maxBuffer: 256 * 1024 * 1024,
   };
-  const quickstart = async () => {
-    const { stdout, stderr } = await run("npm", ["run", "quickstart", "--", ...engineLogArgs], options);
+  const quickstart = async (extraEnv: NodeJS.ProcessEnv = {}) => {
+    const { stdout, stderr } = await run("npm", ["run", "quickstart", "--", ...engineLogArgs], {
+      ...options,
+      env: { ...options.env, ...extraEnv },
+    });
     const host = await launchedLanguageHost(splitEngineLog(stderr).engineLog);
     expect(host?.mainPackage).toMatch(/pulumi-language-nodejs/);
     // The quickstart's update, then the policy-folder program's, then the report and the closing lines.
@@ -63,7 +67,9 @@ it("npm run quickstart creates the three programs' policies and the deprecation,
     expect(first.report).toMatch(/acme\/vpc\/aws 1\.0\.0\s+deprecated: 1\.0\.0 creates one NAT gateway/);
     expect(first.report).toMatch(/acme\/vpc\/aws 1\.1\.0\s+active/);
 
-    const second = await quickstart();
+    // A shell that exported a passphrase for other work (docs/other-languages.md has one export it): the quickstart's
+    // stacks keep their own.
+    const second = await quickstart({ PULUMI_CONFIG_PASSPHRASE: foreignPassphrase });
     const third = await quickstart();
     for (const again of [second, third]) {
       expect(again.quickstartUp).toMatch(/^\s+8 unchanged$/m);
@@ -86,10 +92,8 @@ it("npm run quickstart creates the three programs' policies and the deprecation,
     const port = String(await freePort());
     const lines = block.replaceAll("--port 8080", `--port ${port}`).replaceAll("127.0.0.1:8080", `127.0.0.1:${port}`);
     expect(lines).toMatch(/^pulumi preview --refresh --expect-no-changes$/m);
-    const env = {
-      ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(PULUMI_|TFE_)/.test(key))),
-      PULUMI_SKIP_CONFIRMATIONS: "true",
-    };
+    // A fresh shell's environment, with a passphrase of its own, and the offline settings of this project's runs.
+    const env = freshEnv({ PULUMI_SKIP_CONFIRMATIONS: "true", PULUMI_CONFIG_PASSPHRASE: foreignPassphrase });
     const { stdout } = await run(
       "bash",
       ["-euo", "pipefail", "-c", `trap 'kill $(jobs -p) 2>/dev/null' EXIT\n${lines}`],
@@ -103,6 +107,41 @@ it("npm run quickstart creates the three programs' policies and the deprecation,
     await rm(dataDir, { recursive: true, force: true });
   }
 }, 600_000);
+
+// Stacks an earlier quickstart made under another passphrase (it used to take the caller's): one line naming what to
+// remove, and no stack trace. In a directory of its own holding the quickstart's script, so that the stack settings
+// file with the other passphrase's salt is this test's alone.
+it("a stack of an earlier run with another passphrase: one line saying what to remove, no stack trace", async () => {
+  const repo = resolve(__dirname, "..", "..");
+  const root = await mkdtemp(join(tmpdir(), "quickstart-passphrase-"));
+  try {
+    await cp(join(repo, "scripts"), join(root, "scripts"), { recursive: true });
+    await cp(join(repo, "Pulumi.yaml"), join(root, "Pulumi.yaml"));
+    await cp(join(repo, "examples", "quickstart", "seed.json"), join(root, "examples", "quickstart", "seed.json"));
+    await symlink(join(repo, "node_modules"), join(root, "node_modules"));
+    const dataDir = join(root, ".tfe");
+    await mkdir(join(dataDir, "pulumi-state"), { recursive: true });
+    const env = freshEnv({
+      QUICKSTART_DATA_DIR: dataDir,
+      PULUMI_BACKEND_URL: `file://${join(dataDir, "pulumi-state")}`,
+      PULUMI_CONFIG_PASSPHRASE: foreignPassphrase,
+    });
+    await run("pulumi", ["stack", "init", "quickstart", "--non-interactive"], { cwd: root, env });
+    const failed = await run(process.execPath, [join(root, "scripts", "quickstart.mjs")], { cwd: root, env }).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failed?.code).toBe(1);
+    const lines = failed?.stderr.trim().split("\n") ?? [];
+    expect(lines.at(-1)).toBe(
+      "quickstart: its stacks were made by an earlier run with another passphrase (a PULUMI_CONFIG_PASSPHRASE of that " +
+        'shell); the quickstart now always uses its own ("quickstart"). To start them afresh: rm -rf .tfe Pulumi.quickstart.yaml',
+    );
+    expect(failed?.stderr).not.toMatch(/^\s+at /m);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}, 120_000);
 
 function freePort(): Promise<number> {
   return new Promise((done, fail) => {

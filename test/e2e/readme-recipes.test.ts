@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -64,28 +64,60 @@ describe("the documentation's recipes", () => {
     expect(unrun).toEqual([]);
   });
 
-  it('"The toolchain in your own shell": the eval line puts node, pulumi and opa on PATH and leaves shell options alone', async () => {
+  it('"The toolchain in your own shell": the eval line puts node, pulumi, opa and the commands on PATH, and changes nothing else', async () => {
     const [line] = docBlocks("docs/toolchain.md", "## The toolchain in your own shell", "sh");
     expect(docBlocks("README.md", "## The two commands", "sh")).toEqual([line]);
-    // A shell without the toolchain on PATH: it comes from the cache the test run's own setup filled.
+    // A shell without the toolchain on PATH, and none of Pulumi's settings: it comes from the cache the test run's
+    // own setup filled, so nothing is built and nothing is said.
     const path = (process.env.PATH ?? "")
       .split(":")
       .filter((dir) => !dir.includes("pulumi-tfe-governance") && !dir.includes("node_modules"))
       .join(":");
-    const output = await succeeds(
-      "bash",
+    const {
+      PULUMI_SKIP_UPDATE_CHECK: _check,
+      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: _acquire,
+      ...shell
+    } = freshEnv({ PATH: path });
+    const inShell = (lines: string) =>
+      new Promise<{ stdout: string; stderr: string }>((done, fail) =>
+        execFile("bash", ["-c", lines], { cwd: repoRoot, env: shell }, (error, stdout, stderr) =>
+          error ? fail(new Error(`${error.message}\n${stdout}\n${stderr}`)) : done({ stdout, stderr }),
+        ),
+      );
+    const { stdout, stderr } = await inShell(
       [
-        "-c",
-        `before=$-\n${line}\necho "options $before $-"\nnode -p process.versions.node\npulumi version\nopa version`,
-      ],
-      repoRoot,
-      freshEnv({ PATH: path }),
+        "before=$-",
+        "pulumi_before=$(env | grep -c '^PULUMI_' || true)",
+        line,
+        'echo "options $before $-"',
+        "echo \"pulumi settings $pulumi_before $(env | grep -c '^PULUMI_' || true)\"",
+        "node -p process.versions.node",
+        "pulumi version",
+        "opa version",
+        "tfe-governance --help | head -n 1",
+        "tfe-governance-server --help | head -n 1",
+        // A language host not asked for is not on PATH, unless beside the CLI (where the CLI looks first).
+        'echo "python host $(dirname "$(command -v pulumi-language-python || command -v pulumi)") cli $(dirname "$(command -v pulumi)")"',
+      ].join("\n"),
     );
-    const [, before, after] = /options (\S+) (\S+)/.exec(output) ?? [];
+    expect(stderr).toBe("");
+    const [, before, after] = /options (\S+) (\S+)/.exec(stdout) ?? [];
     expect(after).toBe(before);
-    expect(output).toMatch(/^(2[3-9]|22\.(19|[2-9]\d))\.\d+/m);
-    expect(output).toMatch(/^v3\.\d+\.\d+$/m);
-    expect(output).toMatch(/^Version: \d+\.\d+\.\d+$/m);
+    expect(stdout).toMatch(/^pulumi settings 0 0$/m);
+    expect(stdout).toMatch(/^(2[3-9]|22\.(19|[2-9]\d))\.\d+/m);
+    expect(stdout).toMatch(/^v3\.\d+\.\d+$/m);
+    expect(stdout).toMatch(/^Version: \d+\.\d+\.\d+$/m);
+    expect(stdout).toMatch(/^Usage: tfe-governance <command>/m);
+    expect(stdout).toMatch(/^Usage: tfe-governance-server /m);
+    const [, hostDir, cliDir] = /^python host (\S+) cli (\S+)$/m.exec(stdout) ?? [];
+    expect(hostDir).toBe(cliDir);
+    // Asked for, the Python host is there, beside the CLI: Pulumi warns "using ... from $PATH" only elsewhere.
+    const asked = await inShell(
+      `eval "$(npm run -s env -- python)"\necho "$(dirname "$(command -v pulumi-language-python)") $(dirname "$(command -v pulumi)")"`,
+    );
+    const [hostAsked, cliAsked] = asked.stdout.trim().split(" ");
+    expect(hostAsked).toBe(cliAsked);
+    expect(asked.stderr).toBe("");
   }, 120_000);
 });
 

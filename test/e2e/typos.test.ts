@@ -38,6 +38,11 @@ describe("a JavaScript program with a typo fails pulumi preview, naming the prop
       "enforcementlevel is not a property of Policy: did you mean enforcementLevel?",
     ],
     ["description: 42", "description must be a string, not the number 42"],
+    // Issue 52: a misspelled value, named once and in the program's spelling (the engine's prefix names it too).
+    [
+      'enforcementLevel: "hard-mandatry"',
+      'property enforcementLevel value {hard-mandatry} has a problem: enforcementLevel "hard-mandatry" is not an enforcement level',
+    ],
   ])(
     "%s",
     async (args, says) => {

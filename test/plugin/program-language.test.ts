@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { inProgramLanguage, programLanguage } from "../../src/plugin/program-language";
+import { failureForProgram } from "../../src/plugin/provider";
 
 const names = ["allowWeakening", "enforcementLevel", "adoptExisting", "name", "folderPolicies"];
 const refusal =
@@ -39,5 +40,23 @@ describe("messages in the program's language", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("a check failure as the engine prints it", () => {
+  const failure = {
+    property: "enforcementLevel",
+    reason: 'enforcementLevel "hard-mandatry" is not an enforcement level of sentinel policies',
+  };
+  it("names no schema property where the language spells it otherwise, so the reason alone names it", () => {
+    for (const [language, spelled] of [
+      ["python", "enforcement_level"],
+      ["go", "EnforcementLevel"],
+      ["dotnet", "EnforcementLevel"],
+    ] as const) {
+      const said = failureForProgram(failure, (text) => inProgramLanguage(text, language, names));
+      expect(said).toEqual({ property: "", reason: failure.reason.replace("enforcementLevel", spelled) });
+    }
+    expect(failureForProgram(failure, (text) => inProgramLanguage(text, "yaml", names))).toEqual(failure);
   });
 });

@@ -1,13 +1,17 @@
+import { mkdtempSync, rmSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { TfeClient } from "../../src/client";
+import { inProgramLanguage } from "../../src/plugin/program-language";
 import { FailureReport } from "../../src/resources/failure-report";
 import { ModuleVersionDeprecationProvider } from "../../src/resources/module-version-deprecation";
 import { PolicyProvider } from "../../src/resources/policy";
-import { sameValue, withFailureReports } from "../../src/resources/provider-context";
+import { policyEnforcement } from "../../src/resources/policy/properties";
+import { inNamespace, ProviderContext, sameValue, withFailureReports } from "../../src/resources/provider-context";
+import { commandRunsProgram } from "../../src/resources/pulumi-command";
 import type { RunningServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
 
@@ -114,6 +118,144 @@ describe("a read or delete that a recorded token or address may explain", () => 
     }
     const valid = configured(new PolicyProvider(), { "tfe:address": server.url, "tfe:token": token });
     await expect(valid.delete("pol-abcdefghijklmnop", policyProps)).resolves.toBeUndefined();
+  });
+});
+
+describe("issue 52: messages that name the setting to fix, in the user's words, once", () => {
+  it("a 401 under --run-program (or PULUMI_RUN_PROGRAM) advises no run of what was just run", async () => {
+    vi.stubEnv("PULUMI_RUN_PROGRAM", "true");
+    try {
+      const provider = configured(new PolicyProvider(), { "tfe:address": server.url, "tfe:token": "rotated-away-2" });
+      const failure = provider.read("pol-abcdefghijklmnop", policyProps);
+      await expect(failure).rejects.toThrow(/\(401\): set a valid API token in tfe:token/);
+      await expect(failure).rejects.not.toThrow(/run-program|recorded/);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it("reads --run-program from the pulumi command line, and PULUMI_RUN_PROGRAM from the environment", () => {
+    const line = (args: string[]) => () => args;
+    expect(commandRunsProgram({}, line(["preview", "--refresh", "--run-program"]))).toBe(true);
+    expect(commandRunsProgram({}, line(["refresh", "--run-program=true", "--yes"]))).toBe(true);
+    expect(commandRunsProgram({}, line(["refresh", "--run-program=false"]))).toBe(false);
+    expect(commandRunsProgram({}, line(["preview", "--refresh"]))).toBe(false);
+    expect(commandRunsProgram({}, () => undefined)).toBe(false);
+    expect(commandRunsProgram({ PULUMI_RUN_PROGRAM: "true" }, () => undefined)).toBe(true);
+  });
+
+  it("an organization the service does not show the token: named with the setting, in full once per run", async () => {
+    const provider = configured(new PolicyProvider(), {
+      "tfe:address": server.url,
+      "tfe:token": token,
+      "tfe:organization": "acmee",
+    });
+    const policy = (name: string) => ({
+      name,
+      organization: "acmee",
+      code: "main = rule { true }\n",
+      enforcementLevel: "advisory",
+    });
+    const first = provider.check?.({}, policy("first")) as Promise<unknown>;
+    await expect(first).rejects.toThrow(
+      'GET /api/v2/organizations/acmee/policies: organization "acmee" does not exist, or this token has no access to ' +
+        "it (404). Check the organization's name in tfe:organization (or TFE_ORGANIZATION, or the resource's " +
+        "organization), and that the token belongs to that organization",
+    );
+    await expect(first).rejects.not.toThrow(/not found.*not found/);
+    const second = provider.check?.({}, policy("second")) as Promise<unknown>;
+    await expect(second).rejects.toThrow(
+      /failed: 404 for organization "acmee" at http:\S+, as said in full for \S+ "first"$/,
+    );
+    // A deprecation meets it at the registry, whose 404 could be the module's: the organization is asked too.
+    const deprecation = configured(new ModuleVersionDeprecationProvider(), {
+      "tfe:address": server.url,
+      "tfe:token": token,
+    });
+    const version = {
+      organization: "acmee",
+      moduleName: "vpc",
+      moduleProvider: "aws",
+      version: "1.0.0",
+      reason: "Old",
+    };
+    await expect(deprecation.check?.({}, version) as Promise<unknown>).rejects.toThrow(
+      /organization "acmee" does not exist, or this token has no access to it \(404\)\. Check the organization's name in tfe:organization/,
+    );
+  });
+
+  it("with no token, names the ways a program gives one (no client option), in the program's namespace", () => {
+    const home = mkdtempSync(join(tmpdir(), "no-credentials-"));
+    vi.stubEnv("HOME", home);
+    vi.stubEnv("TFE_TOKEN", "");
+    vi.stubEnv("TF_CLI_CONFIG_FILE", "");
+    try {
+      const context = new ProviderContext();
+      context.configureFrom((key) => ({ address: server.url })[key], "tfegov");
+      let message = "";
+      try {
+        void context.client;
+      } catch (error) {
+        message = context.wording((error as Error).message);
+      }
+      expect(message).toContain(
+        'Set one of: the stack\'s config ("pulumi config set --secret tfegov:token ..."); the TFE_TOKEN environment variable; or run "terraform login',
+      );
+      expect(message).not.toContain("option");
+    } finally {
+      vi.unstubAllEnvs();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    {
+      on: "the resource",
+      allowedOnResource: true,
+      stack: undefined,
+      env: undefined,
+      says: "(allowed by allow_weakening)",
+    },
+    {
+      on: "the stack",
+      allowedOnResource: false,
+      stack: "true",
+      env: undefined,
+      says: "(allowed by tfegov:allowWeakening)",
+    },
+    {
+      on: "one command",
+      allowedOnResource: false,
+      stack: undefined,
+      env: "true",
+      says: "(allowed by TFE_ALLOW_WEAKENING=true)",
+    },
+  ])("a weakening let through by $on says what let it through", async ({ allowedOnResource, stack, env, says }) => {
+    if (env) vi.stubEnv("TFE_ALLOW_WEAKENING", env);
+    try {
+      const context = new ProviderContext();
+      context.configureFrom((key) => (key === "allowWeakening" ? stack : undefined), "tfegov");
+      context.wording = (text) =>
+        inProgramLanguage(inNamespace(text, "tfegov"), "python", ["allowWeakening", "enforcementLevel"]);
+      const warnings: string[] = [];
+      context.warn = async (_urn, message) => {
+        warnings.push(context.wording(message));
+      };
+      const refusal = await context.judge({
+        subject: 'policy "guard"',
+        what: "policy",
+        before: policyEnforcement({ kind: "sentinel", enforcementLevel: "hard-mandatory" }),
+        after: policyEnforcement({ kind: "sentinel", enforcementLevel: "advisory" }),
+        allowedOnResource,
+        urn: undefined,
+      });
+      expect(refusal).toBeUndefined();
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/weakens governance: enforcement_level goes from hard-mandatory to advisory/);
+      expect(warnings[0]?.endsWith(says)).toBe(true);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
 

@@ -1,5 +1,7 @@
-import { type ChildProcess, execFileSync } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -175,6 +177,44 @@ describe("the tfe-governance-server bin", () => {
       ]);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  // Issue 52: the quickstart's closing lines leave a server on 8080, and a quick start starts another there with `&`.
+  it("a second server on a taken port says so in one line, naming the port and the server there, and exits", async () => {
+    const first = await startServer({ seed });
+    const other = createServer().listen(0, "127.0.0.1");
+    await once(other, "listening");
+    try {
+      // Not spawnSync: the first server answers in this process, and the second asks it what it is.
+      const taken = (port: string, flag = "--port") =>
+        new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
+          execFile(
+            process.execPath,
+            [cli, flag, port, "--seed", "quickstart", "--quiet"],
+            { timeout: 15_000 },
+            (error, stdout, stderr) => done({ status: error ? Number(error.code) : 0, stdout, stderr }),
+          );
+        });
+      const ourPort = new URL(first.url).port;
+      const second = await taken(ourPort);
+      expect(second.status).toBe(2);
+      expect(second.stdout).toBe("");
+      expect(second.stderr).toBe(
+        `tfe-governance-server: cannot listen on 127.0.0.1 port ${ourPort} (--port): the port is taken (EADDRINUSE); ` +
+          "another tfe-governance-server listens there, with data of its own (the quickstart's closing lines start " +
+          "one): stop it first (kill %1 in the shell that started it, or Ctrl-C in its terminal), or give another " +
+          "--port (0 picks a free one)\n",
+      );
+      const otherPort = String((other.address() as AddressInfo).port);
+      const byOther = await taken(otherPort, "--download-port");
+      expect(byOther.status).toBe(2);
+      expect(byOther.stderr).toContain(
+        `port ${otherPort} (--download-port): the port is taken (EADDRINUSE); another program listens there`,
+      );
+    } finally {
+      other.close();
+      await first.close();
     }
   });
 

@@ -274,6 +274,12 @@ export class ModuleVersionDeprecationProvider extends ContextProvider implements
     const versions = await this.moduleVersions(address);
     const module = `${address.organization}/${address.name}/${address.provider}`;
     if (!versions) {
+      // The registry answers 404 alike for a module and for an organization this token cannot see: where it cannot
+      // list the organization's policies either, the organization is what is wrong, and the failure says so as a
+      // policy's does (naming tfe:organization, once per run).
+      await this.context.client.policies.list(address.organization, { pageSize: 1 }).catch((error: unknown) => {
+        if (error instanceof TfeApiError && error.organizationNotFound !== undefined) throw error;
+      });
       failures.push({
         property: "moduleName",
         reason:
