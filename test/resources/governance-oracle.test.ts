@@ -354,26 +354,30 @@ async function runSequence(
 }
 
 describe("the governance oracle", () => {
-  it(`finds no step of ${runs} random sequences that leaves the service less strict without approval`, async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(step, { minLength: 2, maxLength: 8 }),
-        fc.uniqueArray(fc.constantFrom(...hostileLabels), { minLength: 2, maxLength: 2 }),
-        start,
-        async (steps, [x, y], from) => {
-          await runSequence(steps, false, { x: x as string, y: y as string }, from);
-        },
-      ),
-      { numRuns: runs, endOnFailure: false, ...(seed === undefined ? {} : { seed }) },
-    );
-    console.log(
-      `oracle: ${tally.sequences} sequences, ${tally.steps} ups (${tally.applied} applied, ${tally.refused} refused, ` +
-        `${tally.failed} failed), ${Math.round(tally.facts / Math.max(1, tally.steps))} policies enforced per target on average`,
-    );
-    if (process.env.ORACLE_REASONS) console.log(tally.reasons);
-    // Most ups must get through, or the property tests nothing (said of enough sequences to be more than chance).
-    if (runs >= 20) expect(tally.applied).toBeGreaterThan(tally.steps / 4);
-  }, Math.max(600_000, runs * 6_000));
+  it(
+    `finds no step of ${runs} random sequences that leaves the service less strict without approval`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(step, { minLength: 2, maxLength: 8 }),
+          fc.uniqueArray(fc.constantFrom(...hostileLabels), { minLength: 2, maxLength: 2 }),
+          start,
+          async (steps, [x, y], from) => {
+            await runSequence(steps, false, { x: x as string, y: y as string }, from);
+          },
+        ),
+        { numRuns: runs, endOnFailure: false, ...(seed === undefined ? {} : { seed }) },
+      );
+      console.log(
+        `oracle: ${tally.sequences} sequences, ${tally.steps} ups (${tally.applied} applied, ${tally.refused} refused, ` +
+          `${tally.failed} failed), ${Math.round(tally.facts / Math.max(1, tally.steps))} policies enforced per target on average`,
+      );
+      if (process.env.ORACLE_REASONS) console.log(tally.reasons);
+      // Most ups must get through, or the property tests nothing (said of enough sequences to be more than chance).
+      if (runs >= 20) expect(tally.applied).toBeGreaterThan(tally.steps / 4);
+    },
+    Math.max(600_000, runs * 6_000),
+  );
 
   it("refuses lowering a policy labelled __proto__, whose label crosses the engine's wire as a key", async () => {
     const lowered = edit("folder lowers __proto__", (p) => ({

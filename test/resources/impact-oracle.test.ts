@@ -671,18 +671,22 @@ async function judge(model: Model): Promise<void> {
 }
 
 describe("the impact oracle", () => {
-  it(`finds no false "none", no run named wrongly and no stricter change let through, in ${runs} random organizations`, async () => {
-    await fc.assert(fc.asyncProperty(modelArbitrary, judge), {
-      numRuns: runs,
-      endOnFailure: true,
-      ...(seed === undefined ? {} : { seed }),
-    });
-    console.log(
-      `impact oracle: ${tally.organizations} organizations: ${tally.blocked} blocked, ${tally.none} none, ` +
-        `${tally.notKnown} not known, ${tally.silent} failed on a read, ${tally.nothingStricter} made nothing stricter`,
-    );
-    // A property that answers "not known" to everything would pass too: the answers must be claims often enough.
-    if (runs >= 20)
-      expect(tally.blocked + tally.none).toBeGreaterThan((tally.organizations - tally.nothingStricter) / 4);
-  }, Math.max(900_000, runs * 3_000));
+  it(
+    `finds no false "none", no run named wrongly and no stricter change let through, in ${runs} random organizations`,
+    async () => {
+      await fc.assert(fc.asyncProperty(modelArbitrary, judge), {
+        numRuns: runs,
+        endOnFailure: true,
+        ...(seed === undefined ? {} : { seed }),
+      });
+      console.log(
+        `impact oracle: ${tally.organizations} organizations: ${tally.blocked} blocked, ${tally.none} none, ` +
+          `${tally.notKnown} not known, ${tally.silent} failed on a read, ${tally.nothingStricter} made nothing stricter`,
+      );
+      // A property that answers "not known" to everything would pass too: the answers must be claims often enough.
+      if (runs >= 20)
+        expect(tally.blocked + tally.none).toBeGreaterThan((tally.organizations - tally.nothingStricter) / 4);
+    },
+    Math.max(900_000, runs * 3_000),
+  );
 });
