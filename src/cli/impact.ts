@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { TfeClient } from "../client";
+import { TfeApiError } from "../client/errors";
 import { enforcementLevelsByKind, type PolicySetKind, policySetKinds, tfPolicyLevels } from "../contract/policies";
 import {
   type Answer,
@@ -143,9 +144,23 @@ export async function impactMain(
     env,
   });
   try {
+    let targets: Awaited<ReturnType<typeof workspacesToRead>>;
+    try {
+      targets = await workspacesToRead(client, {
+        organization,
+        ...(values.workspace ? { workspaceIds: values.workspace } : {}),
+      });
+    } catch (error) {
+      // The organization's own list answered 404: the organization is what to check, as this command takes it.
+      if (error instanceof TfeApiError && error.status === 404 && /organization "/.test(error.message)) {
+        io.log(`${error.message}: check --organization (or TFE_ORGANIZATION) and the token`);
+        return 2;
+      }
+      throw error;
+    }
     const read = await readResults(
       client,
-      await workspacesToRead(client, { organization, ...(values.workspace ? { workspaceIds: values.workspace } : {}) }),
+      targets,
       { windowDays: Number(values.days), requestBudget: Number(values.budget) },
       "raise --budget to read them",
     );

@@ -233,6 +233,15 @@ describe("tfe-governance impact", () => {
     }
   });
 
+  it("names the organization and how it is given where the service does not know it", async () => {
+    const wrong = await impact(["--organization", "acmee"]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.logged).toEqual([
+      'GET /api/v2/organizations/acmee/workspaces: organization "acmee" does not exist, or this token has no access to ' +
+        "it (404): check --organization (or TFE_ORGANIZATION) and the token",
+    ]);
+  });
+
   it("names what it needs when it lacks it, and a level its kind does not have", async () => {
     expect((await impact(["--level", "hard-mandatory"])).logged).toEqual([
       "--level says what a raise of one policy would block: give --policy NAME too",
