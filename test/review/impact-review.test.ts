@@ -3,7 +3,7 @@ import { TfeClient } from "../../src/client";
 import { describeAnswer, noReach, readImpact } from "../../src/impact";
 import type { PolicySetOutputs } from "../../src/resources/policy-set";
 import { sayWhomSetBlocks } from "../../src/resources/policy-set/stricter";
-import { ProviderContext } from "../../src/resources/provider-context";
+import { ProviderContext, unknownValue } from "../../src/resources/provider-context";
 import type { RunningServer } from "../../src/server";
 import { type Declared, EngineDriver } from "../resources/engine-driver";
 import { startSeededServer } from "../seeded-server";
@@ -276,6 +276,55 @@ describe("review 51: a raise that meets a change of its holders in the same prev
       claimsNone: said.filter((line) => /blocks no run|no run in the last/.test(line)),
       applied: outcome.applied,
     }).toEqual({ claimsNone: [], applied: false });
+  });
+});
+
+describe("review 51: a new set whose policyIds are not known until apply", () => {
+  let server: RunningServer;
+  let client: TfeClient;
+  beforeAll(async () => {
+    server = await startSeededServer({
+      organization,
+      token,
+      workspaceIds: [wsA],
+      runs: [
+        {
+          id: "run-ReviewUnknownIds1",
+          workspace: wsA,
+          daysAgo: 1,
+          policyResults: [{ policySet: "elsewhere", policy: "other", level: "advisory", status: "passed" }],
+        },
+      ],
+    });
+    client = new TfeClient({ address: server.url, token, rateLimit: false });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+  });
+
+  it("is said as not known (its members may block), and requireNoBlockedRuns refuses it", async () => {
+    // An existing hard-mandatory policy, in no set yet.
+    const hard: Declared = {
+      name: "strict-rule",
+      type: "Policy",
+      args: () => ({ organization, name: "strict-rule", code, enforcementLevel: "hard-mandatory" }),
+    };
+    const { driver } = await stackAskingCertainty(client, [hard]);
+    // The new set over ws A takes its members from a value known only at apply (pulumi.all(...).apply(...) over
+    // policies one of which is new): which policies it will hold, at which levels, is not known at preview.
+    const { outcome, said } = await previewSaying(driver, [
+      hard,
+      {
+        name: "computed-members",
+        type: "PolicySet",
+        args: () => ({ organization, name: "computed-members", workspaceIds: [wsA], policyIds: unknownValue }),
+      },
+    ]);
+    expect({ said, applied: outcome.applied }).toEqual({
+      said: [expect.stringContaining("not known")],
+      applied: false,
+    });
   });
 });
 
