@@ -35,7 +35,7 @@ namespace PulumiTfeGovernance.Tfegov
     public sealed class ListPolicyResultsArgs : global::Pulumi.InvokeArgs
     {
         /// <summary>
-        /// The window, in days back from now; default 30.
+        /// The window, in days back from now: a whole number above 0; default 30.
         /// </summary>
         [Input("days")]
         public double? Days { get; set; }
@@ -53,7 +53,7 @@ namespace PulumiTfeGovernance.Tfegov
         public string? Policy { get; set; }
 
         /// <summary>
-        /// Requests the read may send; default 1000. What it did not read is left out of the items.
+        /// Requests the read may send; default 1000. Where they do not read every workspace whole, the call fails, naming what it did not read (raise it, or name workspaceIds): a partial answer would read as "no other result".
         /// </summary>
         [Input("requestBudget")]
         public double? RequestBudget { get; set; }
@@ -79,7 +79,7 @@ namespace PulumiTfeGovernance.Tfegov
     public sealed class ListPolicyResultsInvokeArgs : global::Pulumi.InvokeArgs
     {
         /// <summary>
-        /// The window, in days back from now; default 30.
+        /// The window, in days back from now: a whole number above 0; default 30.
         /// </summary>
         [Input("days")]
         public Input<double>? Days { get; set; }
@@ -97,7 +97,7 @@ namespace PulumiTfeGovernance.Tfegov
         public Input<string>? Policy { get; set; }
 
         /// <summary>
-        /// Requests the read may send; default 1000. What it did not read is left out of the items.
+        /// Requests the read may send; default 1000. Where they do not read every workspace whole, the call fails, naming what it did not read (raise it, or name workspaceIds): a partial answer would read as "no other result".
         /// </summary>
         [Input("requestBudget")]
         public Input<double>? RequestBudget { get; set; }

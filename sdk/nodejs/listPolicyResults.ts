@@ -23,7 +23,7 @@ export function listPolicyResults(args?: ListPolicyResultsArgs, opts?: pulumi.In
 
 export interface ListPolicyResultsArgs {
     /**
-     * The window, in days back from now; default 30.
+     * The window, in days back from now: a whole number above 0; default 30.
      */
     days?: number;
     /**
@@ -35,7 +35,7 @@ export interface ListPolicyResultsArgs {
      */
     policy?: string;
     /**
-     * Requests the read may send; default 1000. What it did not read is left out of the items.
+     * Requests the read may send; default 1000. Where they do not read every workspace whole, the call fails, naming what it did not read (raise it, or name workspaceIds): a partial answer would read as "no other result".
      */
     requestBudget?: number;
     /**
@@ -67,7 +67,7 @@ export function listPolicyResultsOutput(args?: ListPolicyResultsOutputArgs, opts
 
 export interface ListPolicyResultsOutputArgs {
     /**
-     * The window, in days back from now; default 30.
+     * The window, in days back from now: a whole number above 0; default 30.
      */
     days?: pulumi.Input<number>;
     /**
@@ -79,7 +79,7 @@ export interface ListPolicyResultsOutputArgs {
      */
     policy?: pulumi.Input<string>;
     /**
-     * Requests the read may send; default 1000. What it did not read is left out of the items.
+     * Requests the read may send; default 1000. Where they do not read every workspace whole, the call fails, naming what it did not read (raise it, or name workspaceIds): a partial answer would read as "no other result".
      */
     requestBudget?: pulumi.Input<number>;
     /**

@@ -13,6 +13,7 @@ import {
   type PolicyAtLevel,
   type ResultsRead,
   readResults,
+  tfPolicySpellings,
   workspacesToRead,
   wouldStop,
 } from "../impact";
@@ -170,6 +171,7 @@ export async function impactMain(
       windowDays: Number(values.days),
       policy: values.policy,
       policySet: values["policy-set"],
+      kind,
       raise:
         values.level === undefined || values.policy === undefined
           ? undefined
@@ -179,6 +181,8 @@ export async function impactMain(
                 name: values.policy,
                 sets: values["policy-set"] === undefined ? [] : [values["policy-set"]],
                 level: values.level,
+                // A Terraform policy block, named by its address, comes back under any of its spellings.
+                ...(kind === "tfpolicy" ? { spellings: tfPolicySpellings(values.policy) } : {}),
               },
             },
     });
@@ -203,10 +207,22 @@ export function reportOf(
     windowDays: number;
     policy?: string | undefined;
     policySet?: string | undefined;
+    /** The kind --policy names: a Terraform policy's block matches each of its spellings. */
+    kind?: PolicySetKind;
     raise?: { kind: PolicySetKind; policy: PolicyAtLevel } | undefined;
   },
 ): ImpactReport {
   const columns = new Set<string>();
+  const names =
+    options.policy === undefined
+      ? undefined
+      : options.kind === "tfpolicy"
+        ? tfPolicySpellings(options.policy)
+        : [options.policy];
+  const named = (result: { policy: string; declarations?: string[] }) =>
+    names === undefined ||
+    names.includes(result.policy) ||
+    (result.declarations ?? []).some((declaration) => names.includes(declaration));
   const raise = options.raise;
   const blocked: BlockedRun[] = [];
   let [evaluated, unevaluated, readWhole] = [0, 0, 0];
@@ -216,7 +232,7 @@ export function reportOf(
     for (const run of workspace.runs) {
       let evaluatedHere = false;
       for (const result of run.results) {
-        if (options.policy !== undefined && result.policy !== options.policy) continue;
+        if (!named(result)) continue;
         if (options.policySet !== undefined && result.policySet !== options.policySet) continue;
         const column = `${result.policy} (${result.policySet})`;
         columns.add(column);

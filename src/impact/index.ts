@@ -20,6 +20,7 @@ export {
   type Reading,
   readingOf,
   type StricterChange,
+  tfPolicySpellings,
   unread,
   wouldStop,
 } from "./verdict";

@@ -82,7 +82,10 @@ export interface Reading {
   /** Of those read whole, the workspaces with runs of the window none of which evaluated one of the policies. */
   unevaluated: number;
   blocked: BlockedRun[];
-  /** Runs of the window seen evaluating one of the policies. */
+  /**
+   * Runs of the window seen evaluating one of the policies: at least this many (once one shows it in a workspace,
+   * an evaluation there whose counts show nothing a run went on past is not opened).
+   */
   evaluated: number;
   /** What was not read, and why: each makes the answer `not known` where no run is blocked. */
   notRead: string[];
@@ -173,15 +176,33 @@ export function answerOf(reading: Reading): Answer {
 }
 
 /** The answer's one message under a resource, of `subject` (what is made stricter, its level included). */
-export function describeAnswer(subject: string, answer: Answer): string {
+export function describeAnswer(
+  subject: string,
+  answer: Answer,
+  /**
+   * Where the answer was read, where it is less than what the change may reach once applied: a policy's raise is
+   * read in the workspaces of the sets that hold it now, and a set of the same update that takes it in (or widens)
+   * says the rest under its own name.
+   */
+  where?: string,
+): string {
   const window = `in the last ${answer.windowDays} days`;
   const read = `${answer.readWhole} of ${answer.reached} workspaces read whole`;
   if (answer.verdict === "not known") {
     return `${subject}: whom it would block is not known: ${answer.why.join("; ")}${answer.reached > 0 ? ` (${read})` : ""}`;
   }
   if (answer.verdict === "none") {
-    if (answer.reached === 0) return `${subject} reaches no workspace: it blocks no run`;
-    return `${subject}: no run ${window} would have been blocked (${read}, ${answer.evaluated} runs evaluated it)`;
+    if (answer.reached === 0) {
+      return where
+        ? `${subject} reaches no workspace through ${where}`
+        : `${subject} reaches no workspace: it blocks no run`;
+    }
+    // How many runs evaluated it is not said: once one shows it in a workspace, later evaluations that show nothing
+    // a run went on past are not opened.
+    return (
+      `${subject}: no run ${window} would have been blocked${where ? ` in the workspaces of ${where}` : ""} ` +
+      `(${read}; it ran in each of them that had runs)`
+    );
   }
   const byWorkspace = new Map<string, BlockedRun[]>();
   for (const run of answer.blocked) {
@@ -203,4 +224,17 @@ export function describeAnswer(subject: string, answer: Answer): string {
     `${subject} would have blocked ${count} run${count === 1 ? "" : "s"} in ${byWorkspace.size} of ` +
     `${answer.reached} workspaces ${window}: ${shown.join(", ")}${more} (${read})${unknown}`
   );
+}
+
+/**
+ * The names a run's result may give a Terraform policy block known here by its address (`resource_policy.x.y`,
+ * with ` (file)` where two files declare it): the address, its label, and its declaration as diagnostics write it.
+ */
+export function tfPolicySpellings(address: string): string[] {
+  const bare = address.replace(/ \([^)]*\)$/, "");
+  const parts = [...bare.matchAll(/"((?:[^"\\]|\\.)*)"|([^.]+)/g)].map((match) => match[1] ?? match[2] ?? "");
+  const [type, ...labels] = parts;
+  if (!type || labels.length === 0) return [bare];
+  const declaration = `${type} ${labels.map((label) => `"${label}"`).join(" ")}`;
+  return [...new Set([bare, labels[labels.length - 1] as string, declaration])];
 }

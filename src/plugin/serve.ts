@@ -11,6 +11,7 @@ import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { keepCompiledCode } from "../process/compile-cache";
 import { EngineLog } from "../resources/engine-log";
 import { providers } from "../resources/providers";
+import { startOperationReads } from "../resources/stricter-changes";
 import { runConstruct } from "./construct";
 import { GovernanceProvider, packageName } from "./provider";
 
@@ -124,6 +125,9 @@ export class ProviderServer implements Served {
       config[key.startsWith(`${packageName}:`) ? key.slice(packageName.length + 1) : key] = value;
     });
     this.provider.configure({ ...config, ...struct(request.getArgs()) });
+    // Each command configures the plugin once: its reads of recent runs (one window, one budget) start here, as a
+    // plugin the engine attached to (PULUMI_DEBUG_PROVIDERS) serves command after command.
+    startOperationReads();
     // supportsPreview: the engine calls create and update at preview too (`preview` set), which send nothing and
     // answer what the resource will hold. Without it, an update's preview outputs are its new inputs alone, and an
     // output such as policyId reads as not known to every resource that names it (a set's policyIds would seem to

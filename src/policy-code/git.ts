@@ -66,8 +66,17 @@ export async function checkoutIdentity(path: string): Promise<CheckoutIdentity> 
     remoteUrls: (urls ?? "")
       .split("\n")
       .filter(Boolean)
-      .map((line) => line.slice(line.indexOf(" ") + 1).trim()),
+      .map((line) => withoutCredentials(line.slice(line.indexOf(" ") + 1).trim())),
     remoteBranches,
     remoteDefaults,
   };
+}
+
+/**
+ * A remote's URL without what may be a credential: a CI checkout's remote often carries its job's token
+ * (`https://gitlab-ci-token:<token>@host/...`, `?private_token=`), and what this URL is said in (a message, state)
+ * must never hold it. Which repository it names is in its host and path, which stay.
+ */
+export function withoutCredentials(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, "$1").replace(/[?#].*$/, "");
 }

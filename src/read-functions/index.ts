@@ -69,9 +69,12 @@ export interface ListPolicyResultsArgs {
   workspaceIds?: string[];
   /** Only the results of this policy, by name. */
   policy?: string;
-  /** The window, in days back from now; default 30. */
+  /** The window, in days back from now: a whole number above 0; default 30. */
   days?: number;
-  /** Requests the read may send; default 1000. What it did not read is left out of the items. */
+  /**
+   * Requests the read may send; default 1000. Where they do not read every workspace whole, the call fails, naming
+   * what it did not read (raise it, or name workspaceIds): a partial answer would read as "no other result".
+   */
   requestBudget?: number;
 }
 
@@ -275,6 +278,15 @@ export async function listPolicyResults(
   checkArguments("listPolicyResults", listPolicyResultsArguments, args, options);
   return withClient(options, async (client) => {
     const organization = organizationOf("listPolicyResults", args.organization, options);
+    for (const [name, value] of [
+      ["days", args.days],
+      ["requestBudget", args.requestBudget],
+    ] as const) {
+      // A window of no day reads nothing, which would answer "no results": refused, as preview says not known.
+      if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
+        throw new Error(`listPolicyResults: ${name} ${value} must be a whole number above 0`);
+      }
+    }
     const read = await readResults(
       client,
       await workspacesToRead(client, {

@@ -60,7 +60,16 @@ export class ProviderContext {
    * failed is refused at preview, unless the resource sets `allowStricter`.
    */
   get requireNoBlockedRuns(): boolean {
-    return (this.stackConfig?.get("requireNoBlockedRuns") ?? process.env.TFE_REQUIRE_NO_BLOCKED_RUNS) === "true";
+    const configured = this.stackConfig?.get("requireNoBlockedRuns");
+    if (configured !== undefined) return configured === "true";
+    // A setting that asks for certainty is never turned off by a spelling it does not take (TRUE, 1, yes).
+    const variable = process.env.TFE_REQUIRE_NO_BLOCKED_RUNS;
+    if (variable === undefined || variable === "" || variable === "false") return false;
+    if (variable === "true") return true;
+    throw new Error(
+      `TFE_REQUIRE_NO_BLOCKED_RUNS=${JSON.stringify(variable).slice(1, -1)} is neither true nor false: set it to true ` +
+        "to refuse a stricter change unless it is known to block no recent run, or to false (or unset it)",
+    );
   }
 
   /**

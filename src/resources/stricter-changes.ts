@@ -4,6 +4,7 @@ import {
   describeAnswer,
   ImpactSession,
   type ImpactSettings,
+  type Reach,
   readingOf,
   type StricterChange,
   unread,
@@ -23,10 +24,43 @@ const budgetSaid = (settings: ImpactSettings) =>
  */
 let session = new ImpactSession(budgetSaid);
 
-/** A new operation's reads: a window ending at `now`, an empty cache, the whole budget. */
+/** A new operation's reads: a window ending at `now`, an empty cache, the whole budget, nothing pending. */
 export function startOperationReads(now = new Date()): void {
   session = new ImpactSession(budgetSaid, now);
+  pending.policies.clear();
+  pending.sets.clear();
+  pending.newPolicies.length = 0;
 }
+
+/** A policy as the program leaves it. */
+export interface PendingPolicy {
+  organization: string;
+  kind: string;
+  name: string;
+  level: string;
+}
+
+/** A set as the program leaves it: its name, its scope (undefined where not known until apply), its members. */
+export interface PendingSet {
+  name: string;
+  reach: Reach | undefined;
+  policyIds: readonly string[];
+}
+
+/**
+ * What the resources of this operation change, as each one's check and diff see the program: a policy raised and
+ * the set that takes it in (or widens) in the same preview judge each other as the program leaves them, not as the
+ * service holds them now. Whichever resource the engine reaches second sees the first's change; the first judges
+ * with the service's, which the second then completes.
+ */
+export const pending = {
+  /** Existing policies by id. */
+  policies: new Map<string, PendingPolicy>(),
+  /** Existing sets by id. */
+  sets: new Map<string, PendingSet>(),
+  /** Policies made in this operation: their ids are not known until apply. */
+  newPolicies: [] as PendingPolicy[],
+};
 
 /** Why nothing is read where the window is 0 days. */
 const readsOff = "tfe:impactWindowDays is 0, which turns these reads off";
@@ -70,8 +104,10 @@ export async function sayImpact(
   subject: string,
   answer: Answer,
   approved: boolean,
+  /** Where it was read, where a change of the same update may reach further (describeAnswer). */
+  where?: string,
 ): Promise<void> {
-  const message = describeAnswer(subject, answer);
+  const message = describeAnswer(subject, answer, where);
   if (context.requireNoBlockedRuns && !approved && answer.verdict !== "none") {
     const what =
       answer.verdict === "blocked"

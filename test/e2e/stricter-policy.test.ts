@@ -191,7 +191,8 @@ describe("a stricter level, previewed against the runs it would have blocked", (
     );
     expect(text).toContain(
       `policy "${prefix}log-only" at hard-mandatory (was advisory): no run in the last 30 days would have been ` +
-        "blocked (3 of 3 workspaces read whole, 3 runs evaluated it)",
+        "blocked in the workspaces of the sets that hold it now (3 of 3 workspaces read whole; it ran in each of " +
+        "them that had runs)",
     );
     // Held by its set alone: the sets the service holds it in are read, with their scopes.
     expect(text).toMatch(

@@ -204,9 +204,12 @@ function claimOf(said: string): Claim {
       notRead: /; not read: /.test(blocked[3] as string),
     };
   }
-  const none = /no run in the last \d+ days would have been blocked \((\d+) of (\d+) workspaces read whole/.exec(said);
+  const none =
+    /no run in the last \d+ days would have been blocked(?: in the workspaces of [^(]*)? \((\d+) of (\d+) workspaces read whole/.exec(
+      said,
+    );
   if (none) return { verdict: "none", readWhole: Number(none[1]), reached: Number(none[2]) };
-  if (/reaches no workspace: it blocks no run|holds no blocking policy: it blocks no run more/.test(said)) {
+  if (/reaches no workspace|holds no blocking policy: it blocks no run more/.test(said)) {
     return { verdict: "none", readWhole: 0, reached: 0 };
   }
   if (/whom it would block is not known/.test(said)) return { verdict: "not known" };

@@ -189,6 +189,26 @@ describe("the local server's access table", () => {
     }
   });
 
+  it("serves its own routes only under a name of this machine, whatever name resolved to it (DNS rebinding)", async () => {
+    const { request } = await import("node:http");
+    const statusFor = (host: string) =>
+      new Promise<number>((done, fail) => {
+        const url = new URL(`${server.url}/_local/enforcement?organization=${organization}`);
+        request(
+          { hostname: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, headers: { host } },
+          (answer) => {
+            answer.resume();
+            done(answer.statusCode ?? 0);
+          },
+        )
+          .on("error", fail)
+          .end();
+      });
+    expect(await statusFor("attacker.example:80")).toBe(403);
+    expect(await statusFor(`localhost:${new URL(server.url).port}`)).toBe(200);
+    expect(await statusFor(new URL(server.url).host)).toBe(200);
+  });
+
   it("serves its own routes (/_local/) to loopback callers only", () => {
     for (const address of ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"]) {
       expect(isLoopbackAddress(address), address).toBe(true);

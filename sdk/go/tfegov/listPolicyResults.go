@@ -23,13 +23,13 @@ func ListPolicyResults(ctx *pulumi.Context, args *ListPolicyResultsArgs, opts ..
 }
 
 type ListPolicyResultsArgs struct {
-	// The window, in days back from now; default 30.
+	// The window, in days back from now: a whole number above 0; default 30.
 	Days *float64 `pulumi:"days"`
 	// The organization whose workspaces are read; default: the provider's organization (`tfegov:organization`).
 	Organization *string `pulumi:"organization"`
 	// Only the results of this policy, by name.
 	Policy *string `pulumi:"policy"`
-	// Requests the read may send; default 1000. What it did not read is left out of the items.
+	// Requests the read may send; default 1000. Where they do not read every workspace whole, the call fails, naming what it did not read (raise it, or name workspaceIds): a partial answer would read as "no other result".
 	RequestBudget *float64 `pulumi:"requestBudget"`
 	// Only these workspaces (`ws-...`); default: every workspace of the organization.
 	WorkspaceIds []string `pulumi:"workspaceIds"`
@@ -50,13 +50,13 @@ func ListPolicyResultsOutput(ctx *pulumi.Context, args ListPolicyResultsOutputAr
 }
 
 type ListPolicyResultsOutputArgs struct {
-	// The window, in days back from now; default 30.
+	// The window, in days back from now: a whole number above 0; default 30.
 	Days pulumi.Float64PtrInput `pulumi:"days"`
 	// The organization whose workspaces are read; default: the provider's organization (`tfegov:organization`).
 	Organization pulumi.StringPtrInput `pulumi:"organization"`
 	// Only the results of this policy, by name.
 	Policy pulumi.StringPtrInput `pulumi:"policy"`
-	// Requests the read may send; default 1000. What it did not read is left out of the items.
+	// Requests the read may send; default 1000. Where they do not read every workspace whole, the call fails, naming what it did not read (raise it, or name workspaceIds): a partial answer would read as "no other result".
 	RequestBudget pulumi.Float64PtrInput `pulumi:"requestBudget"`
 	// Only these workspaces (`ws-...`); default: every workspace of the organization.
 	WorkspaceIds pulumi.StringArrayInput `pulumi:"workspaceIds"`

@@ -57,10 +57,10 @@ def list_policy_results(days: Optional[_builtins.float] = None,
     Every policy result the runs of the window recorded, in every workspace of the organization (or those named).
 
 
-    :param _builtins.float days: The window, in days back from now; default 30.
+    :param _builtins.float days: The window, in days back from now: a whole number above 0; default 30.
     :param _builtins.str organization: The organization whose workspaces are read; default: the provider's organization (`tfegov:organization`).
     :param _builtins.str policy: Only the results of this policy, by name.
-    :param _builtins.float request_budget: Requests the read may send; default 1000. What it did not read is left out of the items.
+    :param _builtins.float request_budget: Requests the read may send; default 1000. Where they do not read every workspace whole, the call fails, naming what it did not read (raise it, or name workspaceIds): a partial answer would read as "no other result".
     :param Sequence[_builtins.str] workspace_ids: Only these workspaces (`ws-...`); default: every workspace of the organization.
     """
     __args__ = dict()
@@ -84,10 +84,10 @@ def list_policy_results_output(days: Optional[pulumi.Input[Optional[_builtins.fl
     Every policy result the runs of the window recorded, in every workspace of the organization (or those named).
 
 
-    :param _builtins.float days: The window, in days back from now; default 30.
+    :param _builtins.float days: The window, in days back from now: a whole number above 0; default 30.
     :param _builtins.str organization: The organization whose workspaces are read; default: the provider's organization (`tfegov:organization`).
     :param _builtins.str policy: Only the results of this policy, by name.
-    :param _builtins.float request_budget: Requests the read may send; default 1000. What it did not read is left out of the items.
+    :param _builtins.float request_budget: Requests the read may send; default 1000. Where they do not read every workspace whole, the call fails, naming what it did not read (raise it, or name workspaceIds): a partial answer would read as "no other result".
     :param Sequence[_builtins.str] workspace_ids: Only these workspaces (`ws-...`); default: every workspace of the organization.
     """
     __args__ = dict()

@@ -40,7 +40,7 @@ import {
   vcsContentUnknown,
 } from "./arguments";
 import { type PreparedFolder, prepareFolder } from "./folder";
-import { type PolicySetInputs, policySetProperties, setEnforcement } from "./properties";
+import { type PolicySetInputs, type PolicySetOutputs, policySetProperties, setEnforcement } from "./properties";
 import { scopeOptions, shapeOf, type VcsRepoShape } from "./requests";
 import { sayWhomSetBlocks } from "./stricter";
 import { checkTfPolicyFolder, terraformPolicyArgumentFailures } from "./tfpolicy";
@@ -173,7 +173,11 @@ export class PolicySetChecker {
         reason: `cannot adopt policy set "${String(inputs.name)}" (${holder.id}): its kind is ${holder.kind}, and this resource declares kind ${kind}`,
       });
     } else if (holder && failures.length === 0) {
-      await this.checkAdoption(failures, holder.id, inputs);
+      const held = await this.checkAdoption(failures, holder.id, inputs);
+      // Adopting makes the set what the program declares: what that makes stricter is said as any change.
+      if (held && failures.length === 0) {
+        await sayWhomSetBlocks(this.context, holder.id, held, inputs as unknown as PolicySetInputs);
+      }
     }
     // A create has no diff: a new set's blocking policies are said here, at check, with whom they would block.
     if (!holder && failures.length === 0 && Object.keys(olds).length === 0) {
@@ -247,7 +251,11 @@ export class PolicySetChecker {
    * of: a folder uploaded over them, or another repository read, cannot be compared. Memberships only grow on
    * adoption.
    */
-  private async checkAdoption(failures: CheckFailure[], id: string, inputs: Record<string, unknown>) {
+  private async checkAdoption(
+    failures: CheckFailure[],
+    id: string,
+    inputs: Record<string, unknown>,
+  ): Promise<PolicySetOutputs | undefined> {
     const held = await this.context.client.policySets.read(id);
     const shape = shapeOf(held, String(inputs.policyToolVersion ?? "latest"));
     let policiesUnknown: string | null = null;
@@ -285,6 +293,14 @@ export class PolicySetChecker {
       urn: inputs.__urn,
     });
     if (refusal) failures.push({ property: "", reason: refusal });
+    // What the adoption starts from: the set as the service holds it, what its versions enforce where it is known.
+    return {
+      ...shape,
+      organization: inputs.organization,
+      kind: held.kind,
+      folderPolicies: policies,
+      policiesUnknown,
+    } as unknown as PolicySetOutputs;
   }
 
   /**

@@ -48,7 +48,7 @@ import {
   syncParameters,
   uploadVersion,
 } from "./requests";
-import { sayWhomSetBlocks } from "./stricter";
+import { leavesSet, sayWhomSetBlocks } from "./stricter";
 import { compareIngestedCommit, contentAtServiceCommit, warnOfUncheckedCommit } from "./vcs-commits";
 
 export class PolicySetProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
@@ -88,6 +88,8 @@ export class PolicySetProvider extends ContextProvider implements pulumi.dynamic
     const updates = changedProperties(olds, comparable, updatableProperties);
     // The diff a refresh asks for, to show what changed outside, is no change to guard.
     if (checkedThisOperation(news)) {
+      // The policies of this operation judge it as the program leaves it (a scope widened, members taken in).
+      leavesSet(id, news);
       await this.guard(id, olds, news, [...replaces, ...updates]);
       await this.nameChangedSecrets(olds, comparable, (news as unknown as Record<string, unknown>).__urn);
       if (replaces.length + updates.length > 0) await sayWhomSetBlocks(this.context, id, olds, news);

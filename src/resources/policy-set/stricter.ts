@@ -1,7 +1,7 @@
 import { enforcementStrength, type PolicySetKind } from "../../contract/policies";
-import { blocks, type PolicyAtLevel, type Reach, widens } from "../../impact";
+import { blocks, type PolicyAtLevel, type Reach, type StricterChange, tfPolicySpellings, widens } from "../../impact";
 import { holdsUnknown, isUnknown, knownIds, type ProviderContext, sameValue } from "../provider-context";
-import { cannotRead, readImpactOnce, sayImpact } from "../stricter-changes";
+import { cannotRead, pending, readImpactOnce, sayImpact } from "../stricter-changes";
 import type { PolicySetInputs, PolicySetOutputs } from "./properties";
 
 // A set made stricter, said under the resource before it is applied (src/impact/): a level raised in its folder, a
@@ -85,6 +85,8 @@ export async function sayWhomSetBlocks(
   const contentMayBeStricter = contentUnknown !== null && (olds === undefined || sourceChanged(olds, news));
   const notRead: string[] = [];
   if (contentMayBeStricter) notRead.push(`its policies are not known here (${contentUnknown})`);
+  const membersNotKnown = membersNotKnownYet(news);
+  if (membersNotKnown) notRead.push(membersNotKnown);
   // The set's members on the service are read only where they matter: a member declared anew may have joined
   // from the policy's side already, and a widened scope (or an override taken away) reaches every member.
   const onService =
@@ -119,15 +121,15 @@ export async function sayWhomSetBlocks(
     );
     return;
   }
-  // Each member's name and level, read where it matters; a member that cannot be read is not known, never skipped.
+  // Each member's name and level, as this operation leaves it (a policy raised in the same preview) or as the
+  // service holds it, read where it matters; a member that cannot be read is not known, never skipped.
   const levels = new Map<string, Blocking>();
   const memberNotRead: string[] = [];
   for (const id of widened || overridableOff ? members : addedIds) {
     try {
-      const policy = await context.client.policies.read(id);
-      if (policy.enforcementLevel && blocks(kind, policy.enforcementLevel)) {
-        levels.set(id, { name: policy.name, level: policy.enforcementLevel });
-      }
+      const policy = pending.policies.get(id) ?? (await context.client.policies.read(id));
+      const level = "level" in policy ? policy.level : policy.enforcementLevel;
+      if (level && blocks(kind, level)) levels.set(id, { name: policy.name, level });
     } catch (error) {
       memberNotRead.push(`policy ${id} (${(error as Error).message})`);
     }
@@ -164,7 +166,8 @@ export async function sayWhomSetBlocks(
     await sayImpact(context, urn, `${subject}${what}`, answer, approved);
   }
   // 2. A widened scope brings every blocking policy of the set to the workspaces it newly takes in; an override
-  // taken away stops, in the whole scope, every run a user let go on past one of them.
+  // taken away stops, in the whole scope, every run a user let go on past one of them. Both in one change are two
+  // reads: the overridden runs of the whole scope, and every run of the workspaces newly reached.
   if (!widened && !overridableOff) return;
   const others = [
     ...Object.entries(folderSeen)
@@ -179,41 +182,55 @@ export async function sayWhomSetBlocks(
       ...memberNotRead.filter((line) => !addedNotRead.includes(line)),
     ]),
   ];
-  const how = widened ? "widened" : "no longer overridable";
   const listed = others.map((policy) => `${policy.name} at ${policy.level}`).join(", ");
-  if (others.length === 0 && othersNotRead.length === 0) {
-    // Every policy of the set was read, and none blocks: this is read whole.
-    if (stricter.length === 0)
-      await context.info(urn, `${subject} ${how} holds no blocking policy: it blocks no run more`);
-    return;
-  }
-  const answer =
-    others.length > 0
-      ? await readImpactOnce(
-          context,
-          {
-            organization: news.organization,
-            kind,
-            policies: others.map((policy) => atLevel(policy, !widened)),
-            reach: [after],
-            ...(widened && before ? { reachedBefore: [before] } : {}),
-          },
-          othersNotRead,
-        )
-      : cannotRead(context, othersNotRead);
-  await sayImpact(context, urn, `${subject} ${how}${listed ? ` (${listed})` : ""}`, answer, approved);
+  const readOthers = async (how: string, change: Partial<StricterChange>, overriddenOnly: boolean) => {
+    if (others.length === 0 && othersNotRead.length === 0) {
+      // Every policy of the set was read, and none blocks: this is read whole.
+      if (stricter.length === 0)
+        await context.info(urn, `${subject} ${how} holds no blocking policy: it blocks no run more`);
+      return;
+    }
+    const answer =
+      others.length > 0
+        ? await readImpactOnce(
+            context,
+            {
+              organization: news.organization,
+              kind,
+              policies: others.map((policy) => atLevel(policy, overriddenOnly)),
+              reach: [after],
+              ...change,
+            },
+            othersNotRead,
+          )
+        : cannotRead(context, othersNotRead);
+    await sayImpact(context, urn, `${subject} ${how}${listed ? ` (${listed})` : ""}`, answer, approved);
+  };
+  if (overridableOff) await readOthers("no longer overridable", {}, true);
+  if (widened && before) await readOthers("widened", { reachedBefore: [before] }, false);
 }
 
 /**
- * The names a run's result may give a Terraform policy block known here by its address (`resource_policy.x.y`,
- * with ` (file)` where two files declare it): the address, its label, and its declaration as diagnostics write it.
+ * Why the set's members are not known at preview, or undefined: its policyIds as a whole known only at apply, or
+ * holding policies this operation makes (their ids come at apply) where one of them blocks, or more of them than the
+ * operation makes (another resource's ids, whose policies cannot be named here).
  */
-export function tfPolicySpellings(address: string): string[] {
-  const bare = address.replace(/ \([^)]*\)$/, "");
-  const parts = [...bare.matchAll(/"((?:[^"\\]|\\.)*)"|([^.]+)/g)].map((match) => match[1] ?? match[2] ?? "");
-  const [type, ...labels] = parts;
-  if (!type || labels.length === 0) return [bare];
-  return [
-    ...new Set([bare, labels[labels.length - 1] as string, `${type} ${labels.map((label) => `"${label}"`).join(" ")}`]),
-  ];
+function membersNotKnownYet(news: PolicySetInputs): string | undefined {
+  if (isUnknown(news.policyIds)) return "its policyIds are not known until apply, nor whom its members would block";
+  const unknownIds = Array.isArray(news.policyIds) ? news.policyIds.filter((id) => isUnknown(id)).length : 0;
+  if (unknownIds === 0) return undefined;
+  const made = pending.newPolicies.filter((policy) => policy.organization === news.organization);
+  const blocking = made.filter((policy) => blocks(news.kind as PolicySetKind, policy.level));
+  if (blocking.length === 0 && unknownIds <= made.length) return undefined;
+  const named = blocking.map((policy) => `${policy.name} at ${policy.level}`).join(", ");
+  return (
+    `policyIds holds ${unknownIds} ${unknownIds === 1 ? "policy" : "policies"} made in this update` +
+    `${named ? ` (of this update's new policies, ${named} would block)` : ""}: whom they would block is not known ` +
+    "until they exist"
+  );
+}
+
+/** What the program leaves of a set, for the other resources of the operation (stricter-changes.ts, pending). */
+export function leavesSet(setId: string, news: PolicySetInputs): void {
+  pending.sets.set(setId, { name: news.name, reach: reachOf(news), policyIds: knownIds(news.policyIds) });
 }

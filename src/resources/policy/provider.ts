@@ -69,7 +69,7 @@ import {
   uploadSettledKey,
   withUploadAnswer,
 } from "./requests";
-import { sayWhomItBlocks } from "./stricter";
+import { leavesPolicy, makesPolicy, sayWhomItBlocks } from "./stricter";
 
 /** Pulumi's provider for `Policy`, run in the engine's dynamic-provider process through the thin shim. */
 export class PolicyProvider extends ContextProvider implements pulumi.dynamic.ResourceProvider {
@@ -152,10 +152,16 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
         reason: nameTakenMessage(inputs as { name: string; organization: string }, holder.id),
       });
     } else if (holder && failures.length === 0) {
-      await this.checkAdoption(failures, holder.id, inputs);
+      const held = await this.checkAdoption(failures, holder.id, inputs);
+      // Adopting writes the program's level over the service's: a raise, said as any other.
+      if (held && failures.length === 0) {
+        leavesPolicy(holder.id, inputs as unknown as PolicyInputs);
+        await sayWhomItBlocks(this.context, holder.id, held, inputs as unknown as PolicyInputs);
+      }
     }
     // A create has no diff: a new policy at a blocking level is said here, at check, whom it would block.
     if (!holder && failures.length === 0 && Object.keys(olds).length === 0) {
+      makesPolicy(inputs as unknown as PolicyInputs);
       await sayWhomItBlocks(this.context, undefined, undefined, inputs as unknown as PolicyInputs);
     }
     return { inputs: stampChecked(inputs), failures };
@@ -262,14 +268,18 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
    * Adopting a policy compares the program with what the service holds: a level left out or lowered, which `up`
    * would write, weakens it like any change. Memberships only grow on adoption.
    */
-  private async checkAdoption(failures: CheckFailure[], id: string, inputs: Record<string, unknown>) {
+  private async checkAdoption(
+    failures: CheckFailure[],
+    id: string,
+    inputs: Record<string, unknown>,
+  ): Promise<PolicyOutputs | undefined> {
     const held = await this.context.client.policies.read(id);
     if (held.kind !== inputs.kind) {
       failures.push({
         property: "kind",
         reason: `cannot adopt policy "${String(inputs.name)}" (${id}): it is a ${held.kind} policy and kind is ${String(inputs.kind)}; set kind: "${held.kind}"`,
       });
-      return;
+      return undefined;
     }
     const refusal = await this.context.judge({
       subject: `adopting policy "${String(inputs.name)}" (${id})`,
@@ -280,6 +290,12 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       urn: inputs.__urn,
     });
     if (refusal) failures.push({ property: "", reason: refusal });
+    // What the adoption starts from, as whom a raise would block compares with it: the service's level and kind.
+    return {
+      kind: held.kind,
+      enforcementLevel: held.enforcementLevel ?? "advisory",
+      policySetIds: [],
+    } as unknown as PolicyOutputs;
   }
 
   private checkEnforce(failures: CheckFailure[], enforce: unknown): unknown {
@@ -380,6 +396,8 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     };
     // The diff a refresh asks for, to show what changed outside, is no change to guard.
     if (!checkedThisOperation(news)) return result;
+    // The sets of this operation judge it as the program leaves it (a raise and a set taking it in, in one preview).
+    leavesPolicy(id, news);
     const here = ownerOf("Policy", "policySetIds", news as unknown as Record<string, unknown>);
     for (const setId of Array.isArray(news.policySetIds) ? news.policySetIds : []) {
       if (typeof setId !== "string" || isUnknown(setId)) continue;

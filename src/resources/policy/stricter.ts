@@ -1,7 +1,7 @@
 import { enforcementStrength } from "../../contract/policies";
 import { blocks, noReach, type Reach } from "../../impact";
 import { holdsUnknown, knownIds, type ProviderContext } from "../provider-context";
-import { cannotRead, readImpactOnce, sayImpact } from "../stricter-changes";
+import { cannotRead, type PendingPolicy, pending, readImpactOnce, sayImpact } from "../stricter-changes";
 import type { PolicyInputs, PolicyOutputs } from "./properties";
 
 /**
@@ -40,32 +40,38 @@ export async function sayWhomItBlocks(
   if (setsUnknown) notRead.push("policySetIds holds a set not known until apply");
   const setIds = new Set(olds === undefined || stronger ? declared : joined);
   if (olds === undefined) {
-    // A new policy may be taken in by a set's own policyIds, which names it once it exists.
-    if (setIds.size === 0 && !setsUnknown) {
-      notRead.push("it is new, and the sets that take it in (their policyIds) name it once it exists");
-    }
+    // A new policy may be taken in by a set's own policyIds, which can name it only once it exists.
+    notRead.push("it is new, and a set's policyIds can take it in only once it exists");
   } else if (stronger && id !== undefined) {
-    // The sets the service holds it in: those of its policyIds, and any other stack's.
+    // The sets the service holds it in: those of its policyIds, and any other stack's; and the sets of this
+    // operation that take it in now.
     try {
       const held = await context.client.policies.read(id);
       for (const setId of held.policySetIds ?? []) setIds.add(setId);
     } catch (error) {
       notRead.push(`the policy sets the service holds it in (${(error as Error).message})`);
     }
+    for (const [setId, set] of pending.sets) if (set.policyIds.includes(id)) setIds.add(setId);
   }
   const reach: Reach[] = [];
   const setNames: string[] = [];
   let overridable = setIds.size > 0;
   for (const setId of setIds) {
+    // A set this operation changes reaches what the program gives it (a scope widened in the same preview).
+    const changing = pending.sets.get(setId);
     try {
       const set = await context.policySetOf(setId);
-      if (!set) {
+      if (!set && !changing) {
         notRead.push(`policy set ${setId} (not found, or not visible to this token)`);
         continue;
       }
-      reach.push({ ...noReach, ...set });
-      setNames.push(set.name);
-      overridable &&= set.overridable === true;
+      if (changing && !changing.reach) {
+        notRead.push(`policy set ${changing.name}'s scope (not known until apply)`);
+        continue;
+      }
+      reach.push(changing?.reach ?? { ...noReach, ...set });
+      setNames.push(...new Set([changing?.name, set?.name].filter((name): name is string => Boolean(name))));
+      overridable &&= set?.overridable === true;
     } catch (error) {
       notRead.push(`policy set ${setId} (${(error as Error).message})`);
     }
@@ -84,5 +90,24 @@ export async function sayWhomItBlocks(
     },
     notRead,
   );
-  await sayImpact(context, urn, subject, answer, approved);
+  // Read in its sets as they are now: a set of this update that takes it in, or widens, says the rest.
+  await sayImpact(context, urn, subject, answer, approved, "the sets that hold it now");
+}
+
+/** A policy as the program leaves it, for the sets of the operation that judge it (stricter-changes.ts, pending). */
+const pendingOf = (news: PolicyInputs): PendingPolicy => ({
+  organization: news.organization,
+  kind: news.kind,
+  name: news.name,
+  level: news.enforcementLevel,
+});
+
+/** An existing policy as the program leaves it. */
+export function leavesPolicy(id: string, news: PolicyInputs): void {
+  pending.policies.set(id, pendingOf(news));
+}
+
+/** A policy this operation makes: its id is known only at apply, so a set taking it in names it by none. */
+export function makesPolicy(news: PolicyInputs): void {
+  pending.newPolicies.push(pendingOf(news));
 }

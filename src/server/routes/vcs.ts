@@ -6,6 +6,9 @@ import { ApiError, parseBody } from "../errors";
 import { jsonApiEndpoint } from "../openapi";
 import { ingestPush } from "../vcs-ingress";
 
+/** The names of this machine a request to a loopback-only route may be addressed to. */
+const loopbackHostNames = ["localhost", "localhost.localdomain"];
+
 /** Whether a caller's address is this machine's loopback (127.0.0.0/8, ::1, or either as IPv4-mapped IPv6). */
 export function isLoopbackAddress(address: string | undefined): boolean {
   if (address === undefined) return false;
@@ -19,7 +22,13 @@ export function isLoopbackAddress(address: string | undefined): boolean {
  * the network announce pushes or read what every organization enforces.
  */
 export function loopbackOnly(request: FastifyRequest): void {
-  if (!isLoopbackAddress(request.socket.remoteAddress)) {
+  // A page of another site can make a browser on this machine send a request here under a name that resolves to
+  // 127.0.0.1 (DNS rebinding): the name it asked for must be this machine's too.
+  const host = (request.headers.host ?? "").replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1");
+  if (
+    !isLoopbackAddress(request.socket.remoteAddress) ||
+    (!loopbackHostNames.includes(host.toLowerCase()) && !isLoopbackAddress(host))
+  ) {
     throw ApiError.single(
       403,
       "forbidden",

@@ -2,8 +2,7 @@ import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { impactMain } from "../../src/cli/impact";
 import { TfeClient } from "../../src/client";
-import { noReach, readImpact } from "../../src/impact";
-import { tfPolicySpellings } from "../../src/resources/policy-set/stricter";
+import { noReach, readImpact, tfPolicySpellings } from "../../src/impact";
 import type { RunningServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
 
