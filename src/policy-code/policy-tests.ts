@@ -25,6 +25,8 @@ export interface FolderTestOptions {
 /** Runs every test of the folder; paths in the results are relative to it. */
 export async function runFolderTests(folder: string, options: FolderTestOptions = {}): Promise<CaseResult[]> {
   const root = resolve(folder);
+  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory())
+    throw new Error(`no folder ${folder} (resolved to ${root})`);
   let policies = findPolicyTests(root);
   if (options.only !== undefined) {
     const only = resolve(options.only);
@@ -94,6 +96,10 @@ async function runRegoTests(root: string, options: FolderTestOptions): Promise<C
       .join("; ");
     return files.map((file) => record(file, "fail", `opa test cannot load the folder: ${message}`));
   }
+  // OPA runs tests in parallel and lists them in the order they finished: the report keeps the files' order.
+  const place = (test: OpaTestResult) =>
+    `${test.location?.file ?? ""}\u0000${String(test.location?.row ?? 0).padStart(9, "0")}`;
+  tests.sort((a, b) => (place(a) < place(b) ? -1 : place(a) > place(b) ? 1 : 0));
   return tests.map((test) => {
     const error = typeof test.error === "string" ? test.error : test.error?.message;
     const verdict = test.skip ? "not-run" : test.fail || error ? "fail" : "pass";

@@ -16,7 +16,7 @@ import {
 } from "./failure-report";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
 import { defaultImpactSettings, type ImpactSettings } from "./impact";
-import { codeChecksRequired, inNamespace } from "./provider-settings";
+import { codeChecksRequired, inNamespace, policyTestsRequired } from "./provider-settings";
 import { isUnknown } from "./unknown";
 
 export { holdsUnknown, isUnknown, knownIds, unknownValue } from "./unknown";
@@ -59,6 +59,14 @@ export class ProviderContext {
    */
   get requireNoBlockedRuns(): boolean {
     return (this.stackConfig?.get("requireNoBlockedRuns") ?? process.env.TFE_REQUIRE_NO_BLOCKED_RUNS) === "true";
+  }
+
+  /**
+   * `tfe:requirePolicyTests` (or `TFE_REQUIRE_POLICY_TESTS`) set to `true`: a folder whose own tests fail is refused at
+   * preview, instead of a warning.
+   */
+  get requirePolicyTests(): boolean {
+    return policyTestsRequired((key) => this.stackConfig?.get(key));
   }
 
   /**

@@ -85,8 +85,23 @@ export function sentinelSyntaxProblems(code: string, shown: string): string[] {
     return [];
   } catch (error) {
     if (!(error instanceof SentinelSyntaxError)) throw error;
-    return [`${shown}:${error.at.line}:${error.at.column}: syntax error: ${error.detail}`];
+    const place =
+      shown === ""
+        ? `line ${error.at.line}, column ${error.at.column}`
+        : `${shown}:${error.at.line}:${error.at.column}`;
+    return [`${place}: syntax error: ${error.detail}`];
   }
+}
+
+/**
+ * What preview refuses in a Sentinel policy's code, whichever resource carries it: what the service would refuse or
+ * never evaluate ({@link sentinelPolicyProblems}), then its syntax errors. `shown` "" names places by line and column
+ * only (code given inline).
+ */
+export function sentinelCodeProblems(code: string | undefined, shown: string): string[] {
+  const problems = sentinelPolicyProblems(code, shown || "the code");
+  if (code === undefined) return problems;
+  return [...problems, ...sentinelSyntaxProblems(code, shown)];
 }
 
 /** The imports a file that parses declares, each with its line; undefined where it does not parse. */

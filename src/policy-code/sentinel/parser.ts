@@ -189,11 +189,6 @@ class Parser {
     if (this.is("as")) {
       this.next();
       alias = this.identifier("a name after as");
-    } else if (!/^[\p{L}_][\p{L}\p{Nd}_]*$/u.test(name)) {
-      throw new SentinelSyntaxError(
-        at,
-        `import "${name}" needs a name to be used by: write import "${name}" as ${name.split("/")[0]?.replace(/\W/g, "_") || "name"}`,
-      );
     }
     for (const earlier of seen) {
       if (earlier.name === name || earlier.alias === alias) {
@@ -296,7 +291,7 @@ class Parser {
         this.kindIs("eof") || this.kindIs(";") || this.is("}") ? start : this.token.at,
         this.kindIs("eof") || this.kindIs(";") || this.is("}")
           ? "expected an assignment or a function call: an expression alone is no statement"
-          : `expected "=" or the end of the statement, found ${describeToken(this.token)}`,
+          : `expected "=" or the end of the statement${misspellingHint(expression)}, found ${describeToken(this.token)}`,
       );
     }
     return { type: "expression", expression, at: expression.at };
@@ -595,6 +590,12 @@ class Parser {
     this.next();
     return { type: "quantifier", op, collection, names, body, at: token.at };
   }
+}
+
+/** ` after rul (did you mean rule?)` where the expression is a name one letter off a keyword; else "". */
+function misspellingHint(expression: Expression): string {
+  const meant = expression.type === "ident" ? misspelledKeyword(expression.name) : undefined;
+  return meant && expression.type === "ident" ? ` after ${expression.name} (did you mean ${meant}?)` : "";
 }
 
 /** The keyword a name is one letter off (`rul`, `fucn`, `retrun`): a likely misspelling, for the message. */

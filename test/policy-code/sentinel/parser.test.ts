@@ -175,11 +175,6 @@ describe("mistakes fail with their line, column and what was expected", () => {
       '1:11: expected "in", "contains" or "matches" after not, found identifier b',
     ],
     ["a repeated import", 'import "strings"\nimport "strings"\n', '2:1: import "strings" repeats the import at line 1'],
-    [
-      "an import whose name is no identifier",
-      'import "tfplan/v2"\n',
-      '1:1: import "tfplan/v2" needs a name to be used by: write import "tfplan/v2" as tfplan',
-    ],
     ["a number running into a name", "x = 12abc\n", "1:5: invalid number literal"],
     ["an invalid octal literal", "x = 09\n", "1:5: invalid octal literal 09"],
     ["an unterminated comment", "x = 1 /* comment\n", "1:7: comment not terminated"],

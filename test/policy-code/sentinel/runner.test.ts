@@ -76,7 +76,7 @@ describe("a Sentinel library's test cases", () => {
 });
 
 describe("an OPA folder's Rego tests, with the opa on PATH", () => {
-  it("each test rule is a case of the report", async () => {
+  it("each test rule is a case of the report, in the file's order", async () => {
     const root = temporaryDirectory("rego-tests-", "test");
     writeFiles(root, {
       "policies.hcl": 'policy "deny" {\n  query = "data.terraform.deny.deny"\n}\n',
@@ -91,15 +91,15 @@ describe("an OPA folder's Rego tests, with the opa on PATH", () => {
         "opa",
         "deny_test.rego",
         "data.terraform.deny",
-        "fail",
-        [{ name: "test_allows_two", expected: true, computed: false }],
+        "pass",
+        [{ name: "test_denies_one", expected: true, computed: true }],
       ],
       [
         "opa",
         "deny_test.rego",
         "data.terraform.deny",
-        "pass",
-        [{ name: "test_denies_one", expected: true, computed: true }],
+        "fail",
+        [{ name: "test_allows_two", expected: true, computed: false }],
       ],
     ]);
   });
