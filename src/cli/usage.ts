@@ -3,6 +3,7 @@ import { importUsage } from "../importer/usage";
 import { pendingCreatesUsage } from "../recovery/usage";
 import { checkFolderUsage } from "./check-folder-usage";
 import { impactUsage } from "./impact-usage";
+import { policyTestUsage } from "./policy-test-usage";
 
 export const tfeGovernanceUsage = `Usage: tfe-governance <command> [options]
 
@@ -16,6 +17,8 @@ Commands:
             library's CI, before a push reaches a set read from version control.
   impact    The service's recent policy results of an organization, by workspace and policy: whom a
             stricter level would block.
+  test      Run a policy-set folder's own tests (Sentinel test cases, with no Sentinel binary; Rego tests
+            with opa): for a library's CI, and what tfe:requirePolicyTests runs at preview.
 
 Run "tfe-governance <command> --help" for a command's options.
 
@@ -25,4 +28,6 @@ ${pendingCreatesUsage}
 
 ${checkFolderUsage}
 
-${impactUsage}`;
+${impactUsage}
+
+${policyTestUsage}`;
