@@ -15,10 +15,15 @@ export interface Token {
   /** The token's text: a keyword or operator as written, an identifier's name, a literal's source text. */
   text: string;
   /** A string literal's value; an integer's or float's value. */
-  value?: string | bigint | number;
+  value: string | bigint | number | undefined;
   at: Position;
   /** A `;` the end of a line inserted (not written). */
-  implicit?: true;
+  implicit: boolean;
+}
+
+/** Every token of one shape, which keeps the parser's property reads fast. */
+function token(kind: TokenKind, text: string, at: Position, value?: string | bigint | number, implicit = false): Token {
+  return { kind, text, value, at, implicit };
 }
 
 /** A mistake in the source, where it is: the parser's and the lexer's errors alike. */
@@ -133,7 +138,7 @@ export function tokenize(source: string): Token[] {
   let lineStart = 0;
   const here = (): Position => ({ line, column: index - lineStart + 1 });
   const newline = (at: Position) => {
-    if (endsStatement(tokens[tokens.length - 1])) tokens.push({ kind: ";", text: "\n", at, implicit: true });
+    if (endsStatement(tokens[tokens.length - 1])) tokens.push(token(";", "\n", at, undefined, true));
   };
   while (index < source.length) {
     const char = source[index] as string;
@@ -176,7 +181,7 @@ export function tokenize(source: string): Token[] {
       const text = source.slice(index, end);
       // After a dot a reserved word is a selector (`x.map`, `v.default`): a name, also for a line's end.
       const afterDot = tokens[tokens.length - 1]?.text === "." && tokens[tokens.length - 1]?.kind === "punct";
-      tokens.push({ kind: keywords.has(text) && !afterDot ? "keyword" : "ident", text, at });
+      tokens.push(token(keywords.has(text) && !afterDot ? "keyword" : "ident", text, at));
       index = end;
       continue;
     }
@@ -186,7 +191,7 @@ export function tokenize(source: string): Token[] {
     }
     if (char === '"') {
       const { end, value } = readString(source, index, at);
-      tokens.push({ kind: "string", text: source.slice(index, end), value, at });
+      tokens.push(token("string", source.slice(index, end), at, value));
       index = end;
       continue;
     }
@@ -201,7 +206,7 @@ export function tokenize(source: string): Token[] {
           lineStart = position + 1;
         }
       }
-      tokens.push({ kind: "string", text, value: text.slice(1, -1).replace(/\r/g, ""), at });
+      tokens.push(token("string", text, at, text.slice(1, -1).replace(/\r/g, "")));
       index = end + 1;
       continue;
     }
@@ -210,11 +215,11 @@ export function tokenize(source: string): Token[] {
     if (!operator) {
       throw new SentinelSyntaxError(at, `unexpected character ${JSON.stringify(char)}: no token of Sentinel starts so`);
     }
-    tokens.push({ kind: "punct", text: operator, at });
+    tokens.push(token("punct", operator, at));
     index += operator.length;
   }
   newline(here());
-  tokens.push({ kind: "eof", text: "", at: here() });
+  tokens.push(token("eof", "", here()));
   return tokens;
 }
 
@@ -232,12 +237,12 @@ function readNumber(source: string, start: number, at: Position, tokens: Token[]
   const hex = matchAt(hexLiteral, source, start);
   if (hex) {
     if (!hex[1]) throw new SentinelSyntaxError(at, "hexadecimal literal has no digits: write e.g. 0x1F");
-    tokens.push({ kind: "int", text: hex[0], value: BigInt.asIntN(64, BigInt(hex[0])), at });
+    tokens.push(token("int", hex[0], at, BigInt.asIntN(64, BigInt(hex[0]))));
     return checkNumberEnd(source, start + hex[0].length, at);
   }
   const float = matchAt(floatLiteral, source, start);
   if (float) {
-    tokens.push({ kind: "float", text: float[0], value: Number(float[0]), at });
+    tokens.push(token("float", float[0], at, Number(float[0])));
     return checkNumberEnd(source, start + float[0].length, at);
   }
   const digits = (matchAt(digitsLiteral, source, start) as RegExpExecArray)[0];
@@ -249,7 +254,7 @@ function readNumber(source: string, start: number, at: Position, tokens: Token[]
   } else {
     value = BigInt(digits);
   }
-  tokens.push({ kind: "int", text: digits, value: BigInt.asIntN(64, value), at });
+  tokens.push(token("int", digits, at, BigInt.asIntN(64, value)));
   return checkNumberEnd(source, start + digits.length, at);
 }
 
