@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { docBlocks, substitute } from "../e2e/doc-recipes";
 import { sentinelLibrary, writeFiles } from "../policy-code/sentinel/folder-fixture";
 import { compiledCli } from "../server/cli-process";
 import { temporaryDirectory } from "../temporary-directory";
@@ -72,6 +73,20 @@ describe("tfe-governance test", () => {
     expect(passing.stdout).toContain("0 passed, 0 failed, 1 not run");
     const strict = await testCommand([join(library, "check-api.sentinel"), "--fail-on-not-run"]);
     expect(strict.code).toBe(1);
+  });
+
+  it('docs/policy-sets.md "Testing a library in CI": the command as written, on a library laid out as there', async () => {
+    const [recipe] = docBlocks("docs/policy-sets.md", "### Testing a library in CI", "sh");
+    const repository = temporaryDirectory("cli-sentinel-recipe-", "test");
+    writeFiles(join(repository, "policies", "aws"), sentinelLibrary);
+    const command = substitute(recipe as string, "npx tfe-governance", `"${process.execPath}" "${governanceCli}"`);
+    const run = await promisify(execFile)("bash", ["-c", command], { cwd: repository }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (error: { code: number; stdout: string }) => error,
+    );
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("FAIL    test/restrict-instance-type/wrong-expectation.hcl");
+    expect(run.stdout.trim().split("\n").at(-1)).toBe("3 passed, 1 failed, 1 not run");
   });
 
   it("exits 2 on a folder that does not exist or an option it does not know", async () => {
