@@ -200,6 +200,8 @@ export class Evaluator {
       return collection.map((value, index): [Value, Value] => [BigInt(index), value]);
     }
     if (isMap(collection)) return [...collection.pairs()];
+    // Over undefined a for runs no iteration: the runtime does so (HashiCorp's own library iterates an undefined
+    // filter result in a case it expects to pass: aws/require-private-acl-and-kms-for-s3-buckets/pass-no-op).
     if (collection === Undefined) return [];
     throw new SentinelRuntimeError(`${what} needs a list or a map, not ${typeName(collection)}`, at, file);
   }
