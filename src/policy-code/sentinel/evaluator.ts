@@ -28,6 +28,7 @@ export interface ImportSource {
 type Completion = undefined | "break" | "continue" | { returned: Value };
 
 const maximumCallDepth = 512;
+const constants = new Set(["true", "false", "null", "undefined"]);
 
 export class Evaluator {
   /** What `print` wrote, line by line, in order. */
@@ -222,8 +223,19 @@ export class Evaluator {
         }
         value = applyBinary(op[0] as "+", this.resolved(current), value, statement.at);
       }
-      if (this.universe.variables.has(target.name) && !scope.holder(target.name)?.parent) {
-        throw new SentinelRuntimeError(`${target.name} is predeclared and cannot be assigned`, target.at, file);
+      const holder = scope.holder(target.name);
+      if (holder === this.universe) {
+        // A predeclared function's name may be taken by a variable of the program (HashiCorp's libraries assign
+        // `values`); the constants may not.
+        if (constants.has(target.name)) {
+          throw new SentinelRuntimeError(
+            `${target.name} is a predeclared constant and cannot be assigned`,
+            target.at,
+            file,
+          );
+        }
+        scope.variables.set(target.name, value);
+        return;
       }
       scope.assign(target.name, value);
       return;

@@ -204,8 +204,10 @@ export function typeName(value: Value): string {
 export const int64 = (value: bigint): bigint => BigInt.asIntN(64, value);
 
 /**
- * Equality as `==` and `is` define it: true, false, or undefined where the two cannot be compared (Comparison
- * Operators). Any value may be compared with null; an int with a float as numbers.
+ * Equality as `==` and `is` define it: true or false, undefined where either side is undefined; an int and a float
+ * compare as numbers. Values of other different types are unequal: the specification's text says "undefined", but
+ * the runtime answers false (HashiCorp's PCI DSS library relies on `false is not ""` being true in a case it expects
+ * to pass: cloudtrail-server-side-encryption-enabled/success-kms-key-id-present).
  */
 export function equal(left: Value, right: Value): boolean | UndefinedValue {
   if (left === Undefined || right === Undefined) return Undefined;
@@ -224,10 +226,10 @@ export function equal(left: Value, right: Value): boolean | UndefinedValue {
   ) {
     return right.equals?.(left) ?? Undefined;
   }
-  if (typeof left !== typeof right) return Undefined;
+  if (typeof left !== typeof right) return false;
   if (typeof left !== "object") return left === right;
   if (Array.isArray(left)) {
-    if (!Array.isArray(right)) return Undefined;
+    if (!Array.isArray(right)) return false;
     if (left.length !== right.length) return false;
     for (let index = 0; index < left.length; index++) {
       if (equal(left[index] as Value, right[index] as Value) !== true) return false;
@@ -235,7 +237,7 @@ export function equal(left: Value, right: Value): boolean | UndefinedValue {
     return true;
   }
   if (left instanceof SentinelMap) {
-    if (!(right instanceof SentinelMap)) return Undefined;
+    if (!(right instanceof SentinelMap)) return false;
     if (left.size !== right.size) return false;
     for (const [key, value] of left.pairs()) {
       const other = right.get(key);

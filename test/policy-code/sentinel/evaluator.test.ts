@@ -86,7 +86,9 @@ describe("operators", () => {
     ["[1, 2] + [2, 3]", [1, 2, 2, 3]],
     ["1 == 1.0", true],
     ['"a" < "b"', true],
-    ['"a" == 1', "undefined"],
+    ['"a" == 1', false],
+    ['false is not ""', true],
+    ['"a" < 1', "undefined"],
     ['"a" == null', false],
     ["{} == null", false],
     ['[1, "a"] is [1, "a"]', true],
@@ -337,6 +339,38 @@ v6 = sockaddr.is_ipv6("2001:0db8:85a3:0000:0000:8a2e:0370:7334")
       outside: false,
       v6: true,
     });
+  });
+
+  it("collection and collection/maps, as HashiCorp's newer libraries use them", () => {
+    const { values } = globals(`
+import "collection"
+import "collection/maps" as maps
+resources = [
+  { "address": "a", "values": { "ingress": [{ "port": 22 }, { "port": 443 }] } },
+  { "address": "b", "values": {} },
+]
+open = collection.reject(resources, func(res) { return maps.get(res, "values.ingress", []) is empty })
+first = collection.find(resources, func(res) { return res.address is "b" }).address
+ports = maps.get(resources[0], "values.ingress.*.port")
+second = maps.get(resources[0], "values.ingress.1.port")
+missing = maps.get(resources[1], "values.ingress", "none")
+has = [maps.has(resources[0], "values.ingress"), maps.has(resources[1], "values.ingress")]
+matched = length(collection.matches(resources, { "address": "a" }))
+`);
+    expect(values).toMatchObject({
+      first: "b",
+      ports: [22, 443],
+      second: 443,
+      missing: "none",
+      has: [true, false],
+      matched: 1,
+    });
+    expect((values.open as { address: string }[]).map((res) => res.address)).toEqual(["a"]);
+  });
+
+  it("a program may name a variable after a predeclared function, not after a constant", () => {
+    expect(globals("values = [1, 2]\nx = length(values)\n").values).toMatchObject({ values: [1, 2], x: 2 });
+    expect(() => globals("null = 1\n")).toThrow(/predeclared constant/);
   });
 
   it("a mocked import's data replaces the import", () => {

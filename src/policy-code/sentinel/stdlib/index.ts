@@ -5,7 +5,7 @@ import { terraformImports } from "../standard-imports";
 import type { HostObject, Value } from "../values";
 import { decimalImport, versionImport } from "./numbers";
 import { base64Import, jsonImport, stringsImport, typesImport, unitsImport } from "./text";
-import { collectionImport, sockaddrImport, timeImport } from "./time";
+import { collectionImport, collectionMapsImport, sockaddrImport, timeImport } from "./time";
 
 export interface StandardImportContext {
   /** The moment `time.now` gives, in milliseconds since the epoch. */
@@ -37,13 +37,15 @@ export function standardImport(name: string, context: StandardImportContext): Ho
       return sockaddrImport();
     case "collection":
       return collectionImport(context.call);
+    case "collection/maps":
+      return collectionMapsImport();
     case "http":
       throw new NotSupported('import "http" is not run: it would send requests from the test; mock it in the case');
   }
   if (terraformImports.has(name)) {
     throw new NotSupported(`import "${name}" has no mock in this case: give it with a mock "${name}" block`);
   }
-  if (["runtime", "uuid", "collection/lists", "collection/maps"].includes(name)) {
+  if (["runtime", "uuid", "collection/lists"].includes(name)) {
     throw new NotSupported(`import "${name}" is not implemented by this evaluator`);
   }
   return undefined;

@@ -235,10 +235,13 @@ export function collectionImport(call: Call): HostObject {
       throw new NotSupported(`collection.${name} over a map is not supported by this evaluator`);
     throw new SentinelRuntimeError(`collection.${name} needs a list, not ${typeName(items)}`, at);
   };
+  const predicate = (name: string, keep: boolean) =>
+    builtin(`collection.${name}`, (args, at) =>
+      listOf(name, args[0] as Value, at).filter((item) => (call(args[1] as Value, [item], at) === true) === keep),
+    );
   return importObject("collection", {
-    filter: builtin("collection.filter", (args, at) =>
-      listOf("filter", args[0] as Value, at).filter((item) => call(args[1] as Value, [item], at) === true),
-    ),
+    filter: predicate("filter", true),
+    reject: predicate("reject", false),
     find: builtin(
       "collection.find",
       (args, at) =>
@@ -247,5 +250,48 @@ export function collectionImport(call: Call): HostObject {
     matches: builtin("collection.matches", (args, at) =>
       listOf("matches", args[0] as Value, at).filter((item) => matchesPartial(item, args[1] as Value)),
     ),
+  });
+}
+
+/** The value at a path (`values.ingress`, `rules.*.port`, `list.0`) in maps and lists; undefined where there is none. */
+function valueAt(value: Value, path: string[]): Value {
+  if (path.length === 0) return value;
+  const [segment, ...rest] = path as [string, ...string[]];
+  if (isMap(value)) {
+    const found = value.get(segment);
+    return found === undefined ? Undefined : valueAt(found, rest);
+  }
+  if (Array.isArray(value)) {
+    // A splat maps the rest of the path over every element.
+    if (segment === "*") return value.map((item) => valueAt(item, rest));
+    if (!/^\d+$/.test(segment) || Number(segment) >= value.length) return Undefined;
+    return valueAt(value[Number(segment)] as Value, rest);
+  }
+  return Undefined;
+}
+
+function pathOf(path: Value, at: Position): string[] {
+  if (typeof path === "string") return path === "" ? [] : path.split(".");
+  if (Array.isArray(path) && path.every((part) => typeof part === "string" || typeof part === "bigint")) {
+    return path.map(String);
+  }
+  throw new SentinelRuntimeError(
+    `collection/maps: a path is a string such as "values.ingress", not ${typeName(path)}`,
+    at,
+  );
+}
+
+export function collectionMapsImport(): HostObject {
+  return importObject("collection/maps", {
+    get: builtin("maps.get", (args, at) => {
+      if (args.length < 2 || args.length > 3)
+        throw new SentinelRuntimeError("maps.get takes an object, a path and a default", at);
+      const found = valueAt(args[0] as Value, pathOf(args[1] as Value, at));
+      return found === Undefined && args.length === 3 ? (args[2] as Value) : found;
+    }),
+    has: builtin("maps.has", (args, at) => {
+      if (args.length !== 2) throw new SentinelRuntimeError("maps.has takes an object and a path", at);
+      return valueAt(args[0] as Value, pathOf(args[1] as Value, at)) !== Undefined;
+    }),
   });
 }
