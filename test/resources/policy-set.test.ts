@@ -670,6 +670,22 @@ describe("PolicySet read from version control", () => {
     await vcsProvider.delete(id);
   });
 
+  it("parses the checkout's Sentinel files, a shared module outside the policies path too, naming a syntax error", async () => {
+    const shared = join(library.path, "common-functions", "tfplan-functions", "tfplan-functions.sentinel");
+    const held = readFileSync(shared, "utf8");
+    writeFileSync(shared, "find_resources = func(t) { return [] \n");
+    try {
+      const { failures } = await vcsChecked();
+      expect(failures).toEqual([
+        `vcsCheckout: vcsCheckout ${library.path}: policies/aws/sentinel.hcl:1: module "tfplan-functions": ` +
+          'common-functions/tfplan-functions/tfplan-functions.sentinel:2:1: syntax error: expected "}" to close the ' +
+          "function's body opened at 1:26, found end of file",
+      ]);
+    } finally {
+      writeFileSync(shared, held);
+    }
+  });
+
   it("refuses a branch or repository the checkout is not shown to be, and compares once it is", async () => {
     const { inputs } = await vcsChecked();
     library.git(["branch", "relaxed"]);
