@@ -110,6 +110,12 @@ namespace PulumiTfeGovernance.Tfegov
         public Input<bool>? RequireNoBlockedRuns { get; set; }
 
         /// <summary>
+        /// true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.
+        /// </summary>
+        [Input("requirePolicyTests", json: true)]
+        public Input<bool>? RequirePolicyTests { get; set; }
+
+        /// <summary>
         /// No retry starts once this many milliseconds have passed since the first attempt; default 60000.
         /// </summary>
         [Input("retryMaxElapsedMs", json: true)]

@@ -45,6 +45,7 @@ export class Provider extends pulumi.ProviderResource {
             resourceInputs["requestsPerSecond"] = pulumi.output(args?.requestsPerSecond).apply(JSON.stringify);
             resourceInputs["requireCodeChecks"] = pulumi.output(args?.requireCodeChecks).apply(JSON.stringify);
             resourceInputs["requireNoBlockedRuns"] = pulumi.output(args?.requireNoBlockedRuns).apply(JSON.stringify);
+            resourceInputs["requirePolicyTests"] = pulumi.output(args?.requirePolicyTests).apply(JSON.stringify);
             resourceInputs["retryMaxElapsedMs"] = pulumi.output(args?.retryMaxElapsedMs).apply(JSON.stringify);
             resourceInputs["timeoutMs"] = pulumi.output(args?.timeoutMs).apply(JSON.stringify);
             resourceInputs["token"] = args?.token ? pulumi.secret(args.token) : undefined;
@@ -103,6 +104,10 @@ export interface ProviderArgs {
      * true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
      */
     requireNoBlockedRuns?: pulumi.Input<boolean>;
+    /**
+     * true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.
+     */
+    requirePolicyTests?: pulumi.Input<boolean>;
     /**
      * No retry starts once this many milliseconds have passed since the first attempt; default 60000.
      */

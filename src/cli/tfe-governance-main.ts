@@ -3,6 +3,7 @@ import { importMain, StreamProgress } from "../importer/command";
 import { pendingCreatesMain } from "../recovery/pending-creates";
 import { checkFolderMain } from "./check-folder";
 import { impactMain } from "./impact";
+import { policyTestMain } from "./policy-test";
 import { tfeGovernanceUsage as usage } from "./usage";
 
 async function main(argv: string[]): Promise<number> {
@@ -27,12 +28,15 @@ async function main(argv: string[]): Promise<number> {
   if (command === "check-folder") {
     return checkFolderMain(args, { out: process.stdout, log: (line) => process.stderr.write(`${line}\n`) });
   }
+  if (command === "test") {
+    return policyTestMain(args, { out: process.stdout, log: (line) => process.stderr.write(`${line}\n`) });
+  }
   if (command === undefined || command === "--help" || command === "help") {
     process.stdout.write(`${usage}\n`);
     return command === undefined ? 2 : 0;
   }
   process.stderr.write(
-    `tfe-governance: unknown command "${command}": the commands are: import, pending-creates, check-folder, impact\n`,
+    `tfe-governance: unknown command "${command}": the commands are: import, pending-creates, check-folder, impact, test\n`,
   );
   return 2;
 }

@@ -7,7 +7,7 @@ import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from 
 import { Opa, OpaError, type OpaProblem, type RegoModule, type RegoVersion } from "./opa";
 import { isRemoteSource } from "./policy-set-folder";
 import { dialectAdvice, queryPath, referencePath, regoVersionWords } from "./rego";
-import { decodeUtf8, importsOf, sentinelFmtCheck, sentinelPolicyProblems } from "./sentinel";
+import { decodeUtf8, importsOf, sentinelCodeProblems, sentinelFmtCheck } from "./sentinel";
 
 /**
  * A policy-set folder as the service reads it from version control (`sentinel.hcl` or `policies.hcl` beside the
@@ -352,7 +352,7 @@ class FolderReader {
         const block = blocks.find((candidate) => candidate.labels[0] === policy.block) as HclBlock;
         const shown = relative(this.folder, policy.codeFile);
         const code = decodeUtf8(this.access.read(policy.codeFile, shown));
-        for (const problem of sentinelPolicyProblems(code, shown)) this.problems.push(`${this.at(block)}: ${problem}`);
+        for (const problem of sentinelCodeProblems(code, shown)) this.problems.push(`${this.at(block)}: ${problem}`);
         if (code === undefined) return;
         for (const { name, line } of importsOf(code)) {
           const declared = imports.get(name);

@@ -67,6 +67,24 @@ export class Opa {
     }
   }
 
+  /**
+   * `opa test` of a folder (every .rego and data file under it): each test's result. Throws OpaError where OPA
+   * cannot load the folder (a syntax error in a test file).
+   */
+  async test(rego: RegoVersion, cwd: string): Promise<OpaTestResult[]> {
+    let stdout: string;
+    try {
+      ({ stdout } = await run(this.path, ["test", "--format", "json", ...this.dialectFlags(rego), "."], cwd));
+    } catch (error) {
+      // Exit status 2: some test failed, and the results are on stdout all the same.
+      const output = (error as { stdout?: string }).stdout ?? "";
+      if ((error as { code?: number }).code !== 2 || !output.trim().startsWith("["))
+        throw new OpaError(problemsOf(error));
+      stdout = output;
+    }
+    return JSON.parse(stdout.trim() || "[]") as OpaTestResult[];
+  }
+
   /** `file` relative to `cwd`, as OPA then names it in its messages. */
   async parse(file: string, rego: RegoVersion, cwd: string): Promise<RegoModule> {
     let stdout: string;
@@ -77,6 +95,19 @@ export class Opa {
     }
     return moduleOf(JSON.parse(stdout));
   }
+}
+
+/** One test's result from `opa test --format json`. */
+export interface OpaTestResult {
+  location?: OpaLocation & { col?: number };
+  /** `data.terraform.deny` */
+  package: string;
+  name: string;
+  fail?: boolean;
+  skip?: boolean;
+  error?: { message?: string; code?: string } | string;
+  /** What the test printed, base64 (Go's []byte in JSON). */
+  output?: string;
 }
 
 export class OpaError extends Error {

@@ -8,7 +8,8 @@ import {
 } from "../contract/policies";
 import { type FolderFiles, normalizedPoliciesPath } from "./folder-files";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
-import { decodeUtf8, importsOf, sentinelPolicyProblems } from "./sentinel";
+import { decodeUtf8, importsOf, parsedImportsOf, sentinelPolicyProblems, sentinelSyntaxProblems } from "./sentinel";
+import { standardSentinelImports } from "./sentinel/standard-imports";
 import { policyFileSuffix, readTfPolicyFolder } from "./tfpolicy";
 
 /**
@@ -39,32 +40,6 @@ export function kindOfFolder(files: FolderFiles, policiesPath = ""): PolicySetKi
   return undefined;
 }
 
-/** What a Sentinel policy may import without the folder declaring it: the runtime's own imports. */
-const standardSentinelImports = new Set([
-  "base64",
-  "collection",
-  "collection/lists",
-  "collection/maps",
-  "decimal",
-  "http",
-  "json",
-  "runtime",
-  "sockaddr",
-  "strings",
-  "time",
-  "types",
-  "units",
-  "uuid",
-  "version",
-  "tfconfig",
-  "tfconfig/v2",
-  "tfplan",
-  "tfplan/v2",
-  "tfrun",
-  "tfstate",
-  "tfstate/v2",
-]);
-
 export interface PolicySetFolderSummary {
   /** Each policy block's label and level: what a later change is compared with to see a weakening. */
   policies: Record<string, string>;
@@ -79,6 +54,14 @@ export class PolicySetFolderError extends Error {
     super(problems.join("\n"));
     this.name = "PolicySetFolderError";
   }
+}
+
+export interface ReadPolicySetFolderOptions {
+  /**
+   * Sentinel: parse every policy and module the configuration names, and check each one's imports (a preview's
+   * check; the service itself finds a syntax error only when a run evaluates the policy, so its ingress does not).
+   */
+  parseSentinel?: boolean;
 }
 
 /** A `source` that the service fetches itself (a URL, a go-getter address), rather than a file of the folder. */
@@ -98,6 +81,7 @@ export async function readPolicySetFolder(
   files: FolderFiles,
   kind: PolicySetKind,
   policiesPath = "",
+  options: ReadPolicySetFolderOptions = {},
 ): Promise<PolicySetFolderSummary> {
   if (kind === "tfpolicy") {
     // What the service refuses at ingress; PolicySet checks the rest of the schema at preview.
@@ -131,7 +115,7 @@ export async function readPolicySetFolder(
   } catch (error) {
     throw new PolicySetFolderError([(error as Error).message]);
   }
-  const reader = new ConfigReader(files, kind, configName, text, base);
+  const reader = new ConfigReader(files, kind, configName, text, base, options.parseSentinel === true);
   const summary = reader.read(blocks);
   if (reader.problems.length > 0) throw new PolicySetFolderError(reader.problems);
   return summary;
@@ -147,6 +131,7 @@ class ConfigReader {
     private readonly text: string,
     /** The set's folder within `files` ("" for the root). */
     private readonly base: string,
+    private readonly parse: boolean,
   ) {}
 
   private at(block: HclBlock, attribute?: string): string {
@@ -161,6 +146,7 @@ class ConfigReader {
     const params: string[] = [];
     const declaredImports = new Set<string>();
     const sentinelPolicies: { block: HclBlock; file: string }[] = [];
+    const modules: { block: HclBlock; file: string }[] = [];
     for (const block of blocks) {
       const label = block.labels[0];
       if (block.type === "policy" && label !== undefined) {
@@ -178,7 +164,8 @@ class ConfigReader {
         }
       } else if (this.kind === "sentinel" && block.type === "module" && label !== undefined) {
         declaredImports.add(label);
-        this.localFile(block, this.requireString(block, "source", "give the module's file"));
+        const file = this.localFile(block, this.requireString(block, "source", "give the module's file"));
+        if (file) modules.push({ block, file });
       } else if (this.kind === "sentinel" && block.type === "import" && block.labels[1] !== undefined) {
         declaredImports.add(block.labels[1]);
         const source = this.optionalString(block, "source");
@@ -191,6 +178,7 @@ class ConfigReader {
       }
     }
     for (const { block, file } of sentinelPolicies) this.checkImports(block, file, declaredImports);
+    if (this.parse) for (const { block, file } of modules) this.checkImports(block, file, declaredImports, false);
     return { policies: Object.fromEntries(policies), params, queries };
   }
 
@@ -241,12 +229,22 @@ class ConfigReader {
     return path;
   }
 
-  /** Every import of the policy is the runtime's own or one the configuration declares. */
-  private checkImports(block: HclBlock, file: string, declared: Set<string>): void {
+  /**
+   * Every import of the policy (or module) is the runtime's own or one the configuration declares; with `parse`, the
+   * file parses, and its imports are read from the parse.
+   */
+  private checkImports(block: HclBlock, file: string, declared: Set<string>, isPolicy = true): void {
     const code = decodeUtf8(this.files.get(file) as Uint8Array);
-    for (const problem of sentinelPolicyProblems(code, file)) this.problems.push(`${this.at(block)}: ${problem}`);
+    if (isPolicy)
+      for (const problem of sentinelPolicyProblems(code, file)) this.problems.push(`${this.at(block)}: ${problem}`);
     if (code === undefined) return;
-    for (const { name, line } of importsOf(code)) {
+    let imports = importsOf(code);
+    if (this.parse) {
+      const syntax = sentinelSyntaxProblems(code, file);
+      for (const problem of syntax) this.problems.push(`${this.at(block)}: ${problem}`);
+      imports = parsedImportsOf(code) ?? imports;
+    }
+    for (const { name, line } of imports) {
       if (!declared.has(name) && !standardSentinelImports.has(name)) {
         this.problems.push(
           `${this.at(block)}: ${file}:${line} imports "${name}", which is no Sentinel import and which ` +

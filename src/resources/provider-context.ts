@@ -17,7 +17,7 @@ import {
   tfeCause,
 } from "./failure-report";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
-import { codeChecksRequired, inNamespace } from "./provider-settings";
+import { codeChecksRequired, inNamespace, policyTestsRequired } from "./provider-settings";
 import { commandRunsProgram } from "./pulumi-command";
 import { isUnknown } from "./unknown";
 
@@ -70,6 +70,14 @@ export class ProviderContext {
       `TFE_REQUIRE_NO_BLOCKED_RUNS=${JSON.stringify(variable).slice(1, -1)} is neither true nor false: set it to true ` +
         "to refuse a stricter change unless it is known to block no recent run, or to false (or unset it)",
     );
+  }
+
+  /**
+   * `tfe:requirePolicyTests` (or `TFE_REQUIRE_POLICY_TESTS`) set to `true`: a folder whose own tests fail is refused at
+   * preview, instead of a warning.
+   */
+  get requirePolicyTests(): boolean {
+    return policyTestsRequired((key) => this.stackConfig?.get(key));
   }
 
   /**

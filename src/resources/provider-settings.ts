@@ -49,6 +49,11 @@ export const providerSettings = {
     type: "boolean",
     description: "true: a missing checker (no opa on PATH) fails preview instead of warning.",
   },
+  requirePolicyTests: {
+    type: "boolean",
+    description:
+      "true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.",
+  },
   impactWindowDays: {
     type: "integer",
     description:
@@ -72,6 +77,14 @@ export const providerSettings = {
  */
 export function codeChecksRequired(get: (key: string) => string | undefined): boolean {
   return get("requireCodeChecks") === "true" || process.env.TFE_REQUIRE_CODE_CHECKS === "true";
+}
+
+/**
+ * Whether a folder whose own tests fail is refused instead of warned about: `requirePolicyTests` from the provider's
+ * settings (`get`, a key without its namespace), else `TFE_REQUIRE_POLICY_TESTS` in the environment.
+ */
+export function policyTestsRequired(get: (key: string) => string | undefined): boolean {
+  return (get("requirePolicyTests") ?? process.env.TFE_REQUIRE_POLICY_TESTS) === "true";
 }
 
 export const settingKeys = Object.keys(providerSettings) as (keyof typeof providerSettings)[];

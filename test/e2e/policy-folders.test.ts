@@ -131,6 +131,18 @@ describe("PolicyFolder under the real engine", () => {
     expect(await policyNames()).toEqual([]);
   }, 120_000);
 
+  it("fails preview on a Sentinel syntax error, naming the file, line, column and what was expected, with no request", async () => {
+    const fixture = join(repoRoot, "test/fixtures/policy-folders/sentinel-syntax-error");
+    await writeFolder(filesUnder(fixture, fixture));
+    server.requestLog.clear();
+    const preview = await project.run(["preview"], { allowFailure: true });
+    expect(preview.code).not.toBe(0);
+    expect(preview.output).toContain(
+      'sentinel.hcl:1: policy "require-owner-tag": require-owner-tag.sentinel:6:1: syntax error: expected "}" to close the rule opened at 4:13',
+    );
+    expect(server.requestLog.entries()).toEqual([]);
+  }, 120_000);
+
   it("passes preview on a correct folder", async () => {
     const fixture = join(repoRoot, "test/fixtures/policy-folders/opa-v1");
     await writeFolder(filesUnder(fixture, fixture));

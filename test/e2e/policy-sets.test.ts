@@ -177,6 +177,21 @@ policy "from-the-policy-library" {
     expect(mutating()).toEqual([]);
   }, 120_000);
 
+  it("fails preview on a Sentinel syntax error in a module, naming the file, line and column, with no request", async () => {
+    const module = folder("shared-functions.sentinel");
+    // The module is linked in from outside the folder: the check reads what the upload would carry.
+    const held = readFileSync(module, "utf8");
+    writeFileSync(module, "always = func() {\n  return true\n");
+    server.requestLog.clear();
+    const preview = await project.run(["preview"], { allowFailure: true });
+    writeFileSync(module, held);
+    expect(preview.code).not.toBe(0);
+    expect(preview.output).toMatch(
+      /sentinel\.hcl:\d+: module "shared-functions": shared-functions\.sentinel:3:1: syntax error: expected "}" to close the function's body opened at 1:17, found end of file/,
+    );
+    expect(server.requestLog.entries()).toEqual([]);
+  }, 120_000);
+
   it("fails up with the service's error-message for a folder it errors on, and keeps the last ready version", async () => {
     const before = await outputs();
     server.setFaults([{ route: ingressRoute, versionError: 'sentinel 0.40: import "static" is not enabled' }]);

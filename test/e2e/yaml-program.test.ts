@@ -168,6 +168,42 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
   const levelOf = async (name: string) =>
     (await policiesOnService(client, organization)).find((policy) => policy.name === name)?.enforcementLevel;
 
+  it("fails preview on a Sentinel syntax error in a PolicyFolder's or a PolicySet's file, with no request", async () => {
+    await project.writeFile("broken-folder/sentinel.hcl", 'policy "deny" {\n  enforcement_level = "advisory"\n}\n');
+    await project.writeFile("broken-folder/deny.sentinel", "main = rule {\n  false\n");
+    await project.writeFile(
+      "broken-set/sentinel.hcl",
+      'module "helpers" {\n  source = "./helpers.sentinel"\n}\n\npolicy "limit" {}\n',
+    );
+    await project.writeFile("broken-set/helpers.sentinel", "at_most = func(n) {\n  retrun n < 3\n}\n");
+    await project.writeFile("broken-set/limit.sentinel", 'import "helpers"\nmain = rule { helpers.at_most(1) }\n');
+    const only = (type: string, directory: string) =>
+      `name: tfegov-provider\nruntime: yaml\nconfig:\n  tfeAddress:\n    type: string\n  tfeToken:\n    type: string\n    secret: true\nresources:\n  broken:\n    type: tfegov:index:${type}\n    properties:\n      directory: ${directory}\n`;
+    try {
+      for (const [type, directory, message] of [
+        [
+          "PolicyFolder",
+          "broken-folder",
+          'sentinel.hcl:1: policy "deny": deny.sentinel:3:1: syntax error: expected "}" to close the rule opened at 1:13',
+        ],
+        [
+          "PolicySet",
+          "broken-set",
+          'sentinel.hcl:1: module "helpers": helpers.sentinel:2:10: syntax error: expected "=" or the end of the statement after retrun (did you mean return?), found identifier n',
+        ],
+      ] as const) {
+        await project.writeFile("Pulumi.yaml", only(type, directory));
+        server.requestLog.clear();
+        const refused = await project.run(["preview"], { allowFailure: true });
+        expect(refused.code, refused.output).not.toBe(0);
+        expect(refused.output).toContain(message);
+        expect(server.requestLog.entries()).toEqual([]);
+      }
+    } finally {
+      await project.writeFile("Pulumi.yaml", explicitProgram({ level: "hard-mandatory", allowWeakening: false }));
+    }
+  }, 240_000);
+
   it("deploys through the explicit provider's arguments, its token encrypted", async () => {
     await project.up();
     expect(await levelOf("guard")).toBe("hard-mandatory");
@@ -335,6 +371,47 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
     expect(stdout).toBe("");
     expect(stderr).toContain("0 pending creates left something on the service");
   }, 240_000);
+
+  it("runs a folder's own tests with the plugin's executable, as tfe-governance test does, with no Node.js", async () => {
+    await project.writeFile("tested/sentinel.hcl", 'policy "weekday" {\n  enforcement_level = "advisory"\n}\n');
+    await project.writeFile(
+      "tested/weekday.sentinel",
+      'import "time"\n\nmain = rule { time.now.weekday_name is not "Sunday" }\n',
+    );
+    const timeCase = (day: string, main: boolean) =>
+      `mock "time" {\n  data = { now = { weekday_name = "${day}" } }\n}\n\ntest {\n  rules = { main = ${main} }\n}\n`;
+    await project.writeFile("tested/test/weekday/monday.hcl", timeCase("Monday", true));
+    await project.writeFile("tested/test/weekday/sunday-wrongly-expected.hcl", timeCase("Sunday", true));
+    const executable = join(
+      project.env.PULUMI_HOME as string,
+      "plugins",
+      "resource-tfegov-v0.1.0",
+      "pulumi-resource-tfegov",
+    );
+    const path = await pathWithoutNode(process.env.PATH ?? "", join(project.dir, ".path-for-tests"));
+    const ran = await promisify(execFile)(executable, ["test", "tested", "--json"], {
+      cwd: project.dir,
+      env: { ...project.env, PATH: path },
+    }).then(
+      () => ({ code: 0, stdout: "", stderr: "" }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    expect(ran.code).toBe(1);
+    expect(
+      ran.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line)),
+    ).toMatchObject([
+      { file: "test/weekday/monday.hcl", policy: "weekday.sentinel", verdict: "pass" },
+      {
+        file: "test/weekday/sunday-wrongly-expected.hcl",
+        verdict: "fail",
+        rules: [{ name: "main", expected: true, computed: false }],
+      },
+    ]);
+    expect(ran.stderr).toBe("1 passed, 1 failed, 0 not run\n");
+  }, 120_000);
 
   it("names a misspelled stack setting, with the one meant, before any request", async () => {
     await project.run(["config", "set", "tfegov:organisation", organization]);

@@ -194,6 +194,11 @@ const expectations: Record<string, Expectation> = {
     ],
   },
   "sentinel-bad-hcl": { fails: ["sentinel.hcl:1,19-20: Unclosed configuration block"] },
+  "sentinel-syntax-error": {
+    fails: [
+      'sentinel.hcl:1: policy "require-owner-tag": require-owner-tag.sentinel:6:1: syntax error: expected "}" to close the rule opened at 4:13 (a rule holds one expression), found end of file',
+    ],
+  },
   "sentinel-bad-level": {
     fails: ['sentinel.hcl:2: policy "uses-an-opa-level": enforcement level "mandatory" is not one of sentinel\'s'],
   },
@@ -328,6 +333,38 @@ describe("every fixture folder loads or fails clearly, failures before any reque
       for (const policy of onServer) await client.policies.delete(policy.id);
     });
   }
+});
+
+describe("the folder's own test cases, run while the program runs", () => {
+  it("a failing case is a warning naming the case and the rule, and the folder loads", async () => {
+    const warn = vi.spyOn(pulumi.log, "warn");
+    try {
+      const outcome = await declare("sentinel-tests");
+      if ("error" in outcome) throw outcome.error;
+      expect(warn.mock.calls.map((call) => call[0])).toContainEqual(
+        expect.stringMatching(
+          /sentinel-tests: 1 of the folder's 2 test cases fail: test\/require-owner-tag\/untagged-wrongly-expected\.hcl \(require-owner-tag\.sentinel\): rule main is false, expected true \(tfe-governance test .*sentinel-tests runs them; set tfe:requirePolicyTests true/,
+        ),
+      );
+    } finally {
+      warn.mockRestore();
+      for (const policy of await policiesOnServer()) await client.policies.delete(policy.id);
+    }
+  });
+
+  it("with TFE_REQUIRE_POLICY_TESTS, the failing case refuses the folder before any request", async () => {
+    vi.stubEnv("TFE_REQUIRE_POLICY_TESTS", "true");
+    const before = mutatingRequests().length;
+    try {
+      const outcome = await declare("sentinel-tests");
+      expect("error" in outcome && outcome.error.message).toMatch(
+        /untagged-wrongly-expected\.hcl \(require-owner-tag\.sentinel\): rule main is false, expected true\. tfe:requirePolicyTests \(or TFE_REQUIRE_POLICY_TESTS\) refuses a folder whose tests fail/,
+      );
+      expect(mutatingRequests().slice(before)).toEqual([]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
 });
 
 describe("Rego version and the opa binary", () => {

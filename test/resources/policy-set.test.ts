@@ -33,6 +33,7 @@ import { unknownValue } from "../../src/resources/provider-context";
 import { type FaultPlan, type RunningServer, startServer } from "../../src/server";
 import { ingressRoute } from "../../src/server/faults";
 import { startFaultServer } from "../client/helpers";
+import { writeFiles } from "../policy-code/sentinel/folder-fixture";
 import { startSeededServer } from "../seeded-server";
 import { GitRepository, thirdGenerationLibrary } from "../vcs-repository";
 
@@ -667,6 +668,22 @@ describe("PolicySet read from version control", () => {
     );
     expect((await vcsProvider.diff(id, read.props as PolicySetOutputs, moved.inputs)).replaces).toEqual([]);
     await vcsProvider.delete(id);
+  });
+
+  it("parses the checkout's Sentinel files, a shared module outside the policies path too, naming a syntax error", async () => {
+    const shared = join(library.path, "common-functions", "tfplan-functions", "tfplan-functions.sentinel");
+    const held = readFileSync(shared, "utf8");
+    writeFileSync(shared, "find_resources = func(t) { return [] \n");
+    try {
+      const { failures } = await vcsChecked();
+      expect(failures).toEqual([
+        `vcsCheckout: vcsCheckout ${library.path}: policies/aws/sentinel.hcl:1: module "tfplan-functions": ` +
+          'common-functions/tfplan-functions/tfplan-functions.sentinel:2:1: syntax error: expected "}" to close the ' +
+          "function's body opened at 1:26, found end of file",
+      ]);
+    } finally {
+      writeFileSync(shared, held);
+    }
   });
 
   it("refuses a branch or repository the checkout is not shown to be, and compares once it is", async () => {
@@ -1610,5 +1627,95 @@ describe("PolicySet: pulumi import", () => {
     expect(read.inputs).toMatchObject({ organization, name: "imported" });
     // Its version's files cannot be read here: what it enforces is not known, never "nothing".
     expect((read.props as PolicySetOutputs).policiesUnknown).toMatch(/.+/);
+  });
+});
+
+describe("PolicySet check: Sentinel code parsed and the folder's own tests run, at preview", () => {
+  /** A Sentinel set folder of its own under `work`, from `files`. */
+  function sentinelFolder(files: Record<string, string>): string {
+    const directory = mkdtempSync(join(work, "sentinel-checked-"));
+    writeFiles(directory, files);
+    return directory;
+  }
+  const config =
+    'module "helpers" {\n  source = "./helpers.sentinel"\n}\n\npolicy "limit" {\n  enforcement_level = "hard-mandatory"\n}\n';
+  const helpers = "at_most = func(n, limit) {\n  return n <= limit\n}\n";
+  const policy = 'import "helpers"\n\nparam limit default 2\n\nmain = rule { helpers.at_most(3, limit) }\n';
+  const testCase = (main: boolean) =>
+    `module "helpers" {\n  source = "../../helpers.sentinel"\n}\n\ntest {\n  rules = {\n    main = ${main}\n  }\n}\n`;
+
+  it("a syntax error in a policy or in a module fails preview naming the file, line, column and what was expected", async () => {
+    const brokenPolicy = sentinelFolder({
+      "sentinel.hcl": config,
+      "helpers.sentinel": helpers,
+      "limit.sentinel": 'import "helpers"\n\nmain = rule {\n  helpers.at_most(3, 2)\n',
+    });
+    expect(await reasons({ directory: brokenPolicy })).toEqual([
+      `directory: directory ${brokenPolicy}: sentinel.hcl:5: policy "limit": limit.sentinel:5:1: syntax error: expected "}" to close the rule opened at 3:13 (a rule holds one expression), found end of file`,
+    ]);
+    const brokenModule = sentinelFolder({
+      "sentinel.hcl": config,
+      "helpers.sentinel": "at_most = func(n, limit) {\n  retrun n <= limit\n}\n",
+      "limit.sentinel": policy,
+    });
+    expect(await reasons({ directory: brokenModule })).toEqual([
+      `directory: directory ${brokenModule}: sentinel.hcl:1: module "helpers": helpers.sentinel:2:10: syntax error: expected "=" or the end of the statement after retrun (did you mean return?), found identifier n`,
+    ]);
+    // Nothing was asked of the service: the folder fails on its own.
+    expect(server.requestLog.entries()).toEqual([]);
+  });
+
+  it("an import a module uses that neither the runtime nor sentinel.hcl provides fails too", async () => {
+    const directory = sentinelFolder({
+      "sentinel.hcl": config,
+      "helpers.sentinel": `import "tfplan-functions"\n\n${helpers}`,
+      "limit.sentinel": policy,
+    });
+    expect(await reasons({ directory })).toEqual([
+      `directory: directory ${directory}: sentinel.hcl:1: module "helpers": helpers.sentinel:1 imports "tfplan-functions", which is no Sentinel import and which sentinel.hcl does not declare: add a module or import block for it, or fix the name`,
+    ]);
+  });
+
+  it("a failing test case is a warning naming the case and the rule; with requirePolicyTests, a refusal", async () => {
+    const directory = sentinelFolder({
+      "sentinel.hcl": config,
+      "helpers.sentinel": helpers,
+      "limit.sentinel": policy,
+      "test/limit/fails-as-written.hcl": testCase(true),
+      "test/limit/passes.hcl": testCase(false),
+    });
+    const warned = await capturedStderr(() => reasons({ directory }));
+    expect(warned.result).toEqual([]);
+    expect(warned.stderr).toContain(
+      `warning: policy set "baseline": directory ${directory}: 1 of the folder's 2 test cases fail: ` +
+        "test/limit/fails-as-written.hcl (limit.sentinel): rule main is false, expected true (tfe-governance test",
+    );
+    vi.stubEnv("TFE_REQUIRE_POLICY_TESTS", "true");
+    try {
+      expect(await reasons({ directory })).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^directory: directory ${directory}: 1 of the folder's 2 test cases fail: test/limit/fails-as-written\\.hcl \\(limit\\.sentinel\\): rule main is false, expected true\\. tfe:requirePolicyTests \\(or TFE_REQUIRE_POLICY_TESTS\\) refuses a folder whose tests fail`,
+          ),
+        ),
+      ]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it("a folder whose tests pass, or that has none, says nothing of tests", async () => {
+    const tested = sentinelFolder({
+      "sentinel.hcl": config,
+      "helpers.sentinel": helpers,
+      "limit.sentinel": policy,
+      "test/limit/passes.hcl": testCase(false),
+    });
+    const untested = sentinelFolder({ "sentinel.hcl": config, "helpers.sentinel": helpers, "limit.sentinel": policy });
+    for (const directory of [tested, untested]) {
+      const { result, stderr } = await capturedStderr(() => reasons({ directory }));
+      expect(result).toEqual([]);
+      expect(stderr).not.toMatch(/test case/);
+    }
   });
 });

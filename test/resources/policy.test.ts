@@ -328,8 +328,25 @@ describe("check: what the policy sets it joins would refuse, at preview", () => 
     ]);
   });
 
+  it("refuses Sentinel code that does not parse, naming line, column and what was expected, before any request", async () => {
+    server.requestLog.clear();
+    expect(
+      await failuresOf({
+        codeFile: undefined,
+        code: 'import "strings"\n\nmain = rule {\n  strings.has_prefix("a", "b")\n',
+      }),
+    ).toEqual([
+      {
+        property: "code",
+        reason:
+          'code: line 5, column 1: syntax error: expected "}" to close the rule opened at 3:13 (a rule holds one expression), found end of file',
+      },
+    ]);
+    expect(server.requestLog.entries()).toEqual([]);
+  });
+
   it("refuses a Sentinel policy with no main rule, as PolicyFolder and PolicySet do", async () => {
-    expect(await failuresOf({ codeFile: undefined, code: "rule = true\n" })).toEqual([
+    expect(await failuresOf({ codeFile: undefined, code: "allowed = rule { true }\n" })).toEqual([
       {
         property: "code",
         reason: "code: the code defines no main rule: every Sentinel policy needs main = rule { ... }",

@@ -142,6 +142,16 @@ namespace PulumiTfeGovernance.Tfegov
             set => _requireNoBlockedRuns.Set(value);
         }
 
+        private static readonly __Value<bool?> _requirePolicyTests = new __Value<bool?>(() => __config.GetBoolean("requirePolicyTests"));
+        /// <summary>
+        /// true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.
+        /// </summary>
+        public static bool? RequirePolicyTests
+        {
+            get => _requirePolicyTests.Get();
+            set => _requirePolicyTests.Set(value);
+        }
+
         private static readonly __Value<int?> _retryMaxElapsedMs = new __Value<int?>(() => __config.GetInt32("retryMaxElapsedMs"));
         /// <summary>
         /// No retry starts once this many milliseconds have passed since the first attempt; default 60000.

@@ -58,6 +58,8 @@ type providerArgs struct {
 	RequireCodeChecks *bool `pulumi:"requireCodeChecks"`
 	// true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
 	RequireNoBlockedRuns *bool `pulumi:"requireNoBlockedRuns"`
+	// true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.
+	RequirePolicyTests *bool `pulumi:"requirePolicyTests"`
 	// No retry starts once this many milliseconds have passed since the first attempt; default 60000.
 	RetryMaxElapsedMs *int `pulumi:"retryMaxElapsedMs"`
 	// Time one request attempt may take, in milliseconds; default 30000.
@@ -92,6 +94,8 @@ type ProviderArgs struct {
 	RequireCodeChecks pulumi.BoolPtrInput
 	// true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
 	RequireNoBlockedRuns pulumi.BoolPtrInput
+	// true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.
+	RequirePolicyTests pulumi.BoolPtrInput
 	// No retry starts once this many milliseconds have passed since the first attempt; default 60000.
 	RetryMaxElapsedMs pulumi.IntPtrInput
 	// Time one request attempt may take, in milliseconds; default 30000.

@@ -129,6 +129,17 @@ Object.defineProperty(exports, "requireNoBlockedRuns", {
 });
 
 /**
+ * true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.
+ */
+export declare const requirePolicyTests: boolean | undefined;
+Object.defineProperty(exports, "requirePolicyTests", {
+    get() {
+        return __config.getObject<boolean>("requirePolicyTests");
+    },
+    enumerable: true,
+});
+
+/**
  * No retry starts once this many milliseconds have passed since the first attempt; default 60000.
  */
 export declare const retryMaxElapsedMs: number | undefined;

@@ -30,6 +30,7 @@ class ProviderArgs:
                  requests_per_second: Optional[pulumi.Input[_builtins.float]] = None,
                  require_code_checks: Optional[pulumi.Input[_builtins.bool]] = None,
                  require_no_blocked_runs: Optional[pulumi.Input[_builtins.bool]] = None,
+                 require_policy_tests: Optional[pulumi.Input[_builtins.bool]] = None,
                  retry_max_elapsed_ms: Optional[pulumi.Input[_builtins.int]] = None,
                  timeout_ms: Optional[pulumi.Input[_builtins.int]] = None,
                  token: Optional[pulumi.Input[_builtins.str]] = None,
@@ -48,6 +49,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.float] requests_per_second: A cap on the pace, below the one the service advertises.
         :param pulumi.Input[_builtins.bool] require_code_checks: true: a missing checker (no opa on PATH) fails preview instead of warning.
         :param pulumi.Input[_builtins.bool] require_no_blocked_runs: true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
+        :param pulumi.Input[_builtins.bool] require_policy_tests: true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.
         :param pulumi.Input[_builtins.int] retry_max_elapsed_ms: No retry starts once this many milliseconds have passed since the first attempt; default 60000.
         :param pulumi.Input[_builtins.int] timeout_ms: Time one request attempt may take, in milliseconds; default 30000.
         :param pulumi.Input[_builtins.str] token: API token that may manage policies (and modules); else TFE_TOKEN, then the credentials file terraform login writes.
@@ -75,6 +77,8 @@ class ProviderArgs:
             pulumi.set(__self__, "require_code_checks", require_code_checks)
         if require_no_blocked_runs is not None:
             pulumi.set(__self__, "require_no_blocked_runs", require_no_blocked_runs)
+        if require_policy_tests is not None:
+            pulumi.set(__self__, "require_policy_tests", require_policy_tests)
         if retry_max_elapsed_ms is not None:
             pulumi.set(__self__, "retry_max_elapsed_ms", retry_max_elapsed_ms)
         if timeout_ms is not None:
@@ -217,6 +221,18 @@ class ProviderArgs:
         pulumi.set(self, "require_no_blocked_runs", value)
 
     @_builtins.property
+    @pulumi.getter(name="requirePolicyTests")
+    def require_policy_tests(self) -> Optional[pulumi.Input[_builtins.bool]]:
+        """
+        true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.
+        """
+        return pulumi.get(self, "require_policy_tests")
+
+    @require_policy_tests.setter
+    def require_policy_tests(self, value: Optional[pulumi.Input[_builtins.bool]]):
+        pulumi.set(self, "require_policy_tests", value)
+
+    @_builtins.property
     @pulumi.getter(name="retryMaxElapsedMs")
     def retry_max_elapsed_ms(self) -> Optional[pulumi.Input[_builtins.int]]:
         """
@@ -282,6 +298,7 @@ class Provider(pulumi.ProviderResource):
                  requests_per_second: Optional[pulumi.Input[_builtins.float]] = None,
                  require_code_checks: Optional[pulumi.Input[_builtins.bool]] = None,
                  require_no_blocked_runs: Optional[pulumi.Input[_builtins.bool]] = None,
+                 require_policy_tests: Optional[pulumi.Input[_builtins.bool]] = None,
                  retry_max_elapsed_ms: Optional[pulumi.Input[_builtins.int]] = None,
                  timeout_ms: Optional[pulumi.Input[_builtins.int]] = None,
                  token: Optional[pulumi.Input[_builtins.str]] = None,
@@ -304,6 +321,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.float] requests_per_second: A cap on the pace, below the one the service advertises.
         :param pulumi.Input[_builtins.bool] require_code_checks: true: a missing checker (no opa on PATH) fails preview instead of warning.
         :param pulumi.Input[_builtins.bool] require_no_blocked_runs: true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
+        :param pulumi.Input[_builtins.bool] require_policy_tests: true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.
         :param pulumi.Input[_builtins.int] retry_max_elapsed_ms: No retry starts once this many milliseconds have passed since the first attempt; default 60000.
         :param pulumi.Input[_builtins.int] timeout_ms: Time one request attempt may take, in milliseconds; default 30000.
         :param pulumi.Input[_builtins.str] token: API token that may manage policies (and modules); else TFE_TOKEN, then the credentials file terraform login writes.
@@ -345,6 +363,7 @@ class Provider(pulumi.ProviderResource):
                  requests_per_second: Optional[pulumi.Input[_builtins.float]] = None,
                  require_code_checks: Optional[pulumi.Input[_builtins.bool]] = None,
                  require_no_blocked_runs: Optional[pulumi.Input[_builtins.bool]] = None,
+                 require_policy_tests: Optional[pulumi.Input[_builtins.bool]] = None,
                  retry_max_elapsed_ms: Optional[pulumi.Input[_builtins.int]] = None,
                  timeout_ms: Optional[pulumi.Input[_builtins.int]] = None,
                  token: Optional[pulumi.Input[_builtins.str]] = None,
@@ -369,6 +388,7 @@ class Provider(pulumi.ProviderResource):
             __props__.__dict__["requests_per_second"] = pulumi.Output.from_input(requests_per_second).apply(pulumi.runtime.to_json) if requests_per_second is not None else None
             __props__.__dict__["require_code_checks"] = pulumi.Output.from_input(require_code_checks).apply(pulumi.runtime.to_json) if require_code_checks is not None else None
             __props__.__dict__["require_no_blocked_runs"] = pulumi.Output.from_input(require_no_blocked_runs).apply(pulumi.runtime.to_json) if require_no_blocked_runs is not None else None
+            __props__.__dict__["require_policy_tests"] = pulumi.Output.from_input(require_policy_tests).apply(pulumi.runtime.to_json) if require_policy_tests is not None else None
             __props__.__dict__["retry_max_elapsed_ms"] = pulumi.Output.from_input(retry_max_elapsed_ms).apply(pulumi.runtime.to_json) if retry_max_elapsed_ms is not None else None
             __props__.__dict__["timeout_ms"] = pulumi.Output.from_input(timeout_ms).apply(pulumi.runtime.to_json) if timeout_ms is not None else None
             __props__.__dict__["token"] = None if token is None else pulumi.Output.secret(token)

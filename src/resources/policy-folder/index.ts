@@ -9,9 +9,10 @@ import {
 } from "../../policy-code/folder";
 import { packageDoc } from "../../process/package-version";
 import { Policy, type PolicyArgs } from "../policy";
+import { judgeFolderTests } from "../policy-tests";
 import { type ArgumentTable, argumentFailures } from "../property-table";
 import { inNamespace } from "../provider-context";
-import { codeChecksRequired } from "../provider-settings";
+import { codeChecksRequired, policyTestsRequired } from "../provider-settings";
 import { toWireKey } from "../wire-keys";
 import { PolicyFolderManifest, type PolicyFolderManifestInputs } from "./manifest";
 
@@ -123,6 +124,15 @@ export async function declareFolder<P extends pulumi.Resource>(
   }
   for (const note of folder.notes) pulumi.log.info(note, component);
   for (const warning of folder.warnings) pulumi.log.warn(warning, component);
+  const settings = new pulumi.Config(namespace);
+  const tests = await judgeFolderTests(
+    directory,
+    options.regoVersion ?? "v0",
+    policyTestsRequired((key) => settings.get(key)),
+  );
+  const said = (text: string) => inNamespace(`${directory}: ${text}`, namespace);
+  if (tests.refusal) throw new pulumi.ResourceError(said(tests.refusal), component, true);
+  if (tests.warning) pulumi.log.warn(said(tests.warning), component);
   if (!folder.regoChecked) {
     const config = new pulumi.Config(namespace);
     if (codeChecksRequired((key) => config.get(key))) {

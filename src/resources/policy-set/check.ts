@@ -19,6 +19,7 @@ import {
 } from "../../policy-code/policy-set-folder";
 import { dialectAdvice, policyToolVersionWords, queryProblems, regoVersionOfRuntime } from "../../policy-code/rego";
 import { stampChecked } from "../operation";
+import { judgeFolderTests } from "../policy-tests";
 import { argumentFailures } from "../property-table";
 import {
   type CheckFailure,
@@ -412,9 +413,20 @@ export class PolicySetChecker {
       return { readable: true, compared: true, kind: set.kind, summary: read.summary };
     }
     try {
-      const summary = await readPolicySetFolder(set.files, set.kind, set.policiesPath);
+      const summary = await readPolicySetFolder(set.files, set.kind, set.policiesPath, { parseSentinel: true });
       inputs.folderPolicies = summary.policies;
       if (set.kind === "opa") await this.checkRego(fail, rego.folder, rego.files, rego.toolVersion, summary.queries);
+      const tests = await judgeFolderTests(
+        rego.folder,
+        regoVersionOfRuntime(rego.toolVersion),
+        this.context.requirePolicyTests,
+      );
+      if (tests.refusal) fail(tests.refusal);
+      const source = inputs.vcsCheckout
+        ? `vcsCheckout ${String(inputs.vcsCheckout)}`
+        : `directory ${String(inputs.directory)}`;
+      if (tests.warning)
+        await this.context.warn(set.urn, `policy set "${String(inputs.name)}": ${source}: ${tests.warning}`);
       return { readable: true, compared: true, kind: set.kind, summary };
     } catch (error) {
       if (!(error instanceof PolicySetFolderError)) throw error;

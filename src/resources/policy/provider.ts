@@ -18,7 +18,7 @@ import {
 import { FileAccess } from "../../policy-code/file-access";
 import { Opa } from "../../policy-code/opa";
 import { dialectAdvice, queryProblems, regoVersionWords } from "../../policy-code/rego";
-import { decodeUtf8, sentinelPolicyProblems } from "../../policy-code/sentinel";
+import { decodeUtf8, sentinelCodeProblems } from "../../policy-code/sentinel";
 import type { Enforcement } from "../guard";
 import { declareMembership, ownerOf, twiceDeclared } from "../memberships";
 import { checkedThisOperation, stampChecked } from "../operation";
@@ -322,7 +322,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
     const checked = (property: "code" | "codeFile", bytes: Buffer, shown: string) => {
       // One check of Sentinel code for every resource: what PolicyFolder and PolicySet refuse, Policy refuses too.
       if (kind !== "sentinel") return;
-      for (const problem of sentinelPolicyProblems(decodeUtf8(bytes), shown)) {
+      for (const problem of sentinelCodeProblems(decodeUtf8(bytes), shown)) {
         failures.push({ property, reason: `${property}: ${problem}` });
       }
     };
@@ -344,7 +344,7 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       if (bytes.byteLength > maxPolicyCodeBytes) {
         failures.push({ property: "code", reason: `code is ${bytes.byteLength} bytes; the service's limit is 10 MB` });
       }
-      checked("code", bytes, "the code");
+      checked("code", bytes, "");
       return { codeHash: hashCode(bytes), codeSize: bytes.byteLength };
     }
     if (typeof codeFile !== "string" || codeFile === "") {

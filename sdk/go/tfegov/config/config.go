@@ -66,6 +66,11 @@ func GetRequireNoBlockedRuns(ctx *pulumi.Context) bool {
 	return config.GetBool(ctx, "tfegov:requireNoBlockedRuns")
 }
 
+// true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.
+func GetRequirePolicyTests(ctx *pulumi.Context) bool {
+	return config.GetBool(ctx, "tfegov:requirePolicyTests")
+}
+
 // No retry starts once this many milliseconds have passed since the first attempt; default 60000.
 func GetRetryMaxElapsedMs(ctx *pulumi.Context) int {
 	return config.GetInt(ctx, "tfegov:retryMaxElapsedMs")

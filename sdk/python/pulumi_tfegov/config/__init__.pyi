@@ -69,6 +69,11 @@ requireNoBlockedRuns: Optional[bool]
 true: preview refuses a raised level that would have blocked a recent run (or whose reads did not finish), unless the resource sets allowStricter.
 """
 
+requirePolicyTests: Optional[bool]
+"""
+true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.
+"""
+
 retryMaxElapsedMs: Optional[int]
 """
 No retry starts once this many milliseconds have passed since the first attempt; default 60000.

@@ -98,6 +98,13 @@ class _ExportableConfig(types.ModuleType):
         return __config__.get_bool('requireNoBlockedRuns')
 
     @_builtins.property
+    def require_policy_tests(self) -> Optional[bool]:
+        """
+        true: a policy folder whose own tests fail (Sentinel test cases, opa test) refuses the change at preview instead of warning.
+        """
+        return __config__.get_bool('requirePolicyTests')
+
+    @_builtins.property
     def retry_max_elapsed_ms(self) -> Optional[int]:
         """
         No retry starts once this many milliseconds have passed since the first attempt; default 60000.

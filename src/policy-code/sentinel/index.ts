@@ -1,9 +1,11 @@
 import { execFile } from "node:child_process";
+import { parseSentinel, SentinelSyntaxError } from "./parser";
 
 /**
- * What can be checked of Sentinel code without the (proprietary) Sentinel CLI, and, where a `sentinel` binary is
- * on PATH, what its formatter says. These are text checks, not a parse: they catch a file that is not UTF-8, one
- * with no `main` rule, and imports of modules the policies API cannot deliver.
+ * What can be checked of Sentinel code without the (proprietary) Sentinel CLI: text checks (a file that is not
+ * UTF-8, one with no `main` rule, imports of modules the policies API cannot deliver), a parse with the parser of
+ * this folder (syntax errors with their line and column), and, where a `sentinel` binary is on PATH, what its
+ * formatter says.
  */
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -71,4 +73,43 @@ export function sentinelFmtCheck(
       resolve(output === "" || output === file ? { unformatted: true } : { error: output });
     });
   });
+}
+
+/**
+ * A Sentinel file's syntax errors, each as `shown:line:column: syntax error: expected ..., found ...` (none: it
+ * parses). The parser is written from the language specification; see ./parser.ts.
+ */
+export function sentinelSyntaxProblems(code: string, shown: string): string[] {
+  try {
+    parseSentinel(code);
+    return [];
+  } catch (error) {
+    if (!(error instanceof SentinelSyntaxError)) throw error;
+    const place =
+      shown === ""
+        ? `line ${error.at.line}, column ${error.at.column}`
+        : `${shown}:${error.at.line}:${error.at.column}`;
+    return [`${place}: syntax error: ${error.detail}`];
+  }
+}
+
+/**
+ * What preview refuses in a Sentinel policy's code, whichever resource carries it: what the service would refuse or
+ * never evaluate ({@link sentinelPolicyProblems}), then its syntax errors. `shown` "" names places by line and column
+ * only (code given inline).
+ */
+export function sentinelCodeProblems(code: string | undefined, shown: string): string[] {
+  const problems = sentinelPolicyProblems(code, shown || "the code");
+  if (code === undefined) return problems;
+  return [...problems, ...sentinelSyntaxProblems(code, shown)];
+}
+
+/** The imports a file that parses declares, each with its line; undefined where it does not parse. */
+export function parsedImportsOf(code: string): { name: string; line: number }[] | undefined {
+  try {
+    return parseSentinel(code).imports.map((entry) => ({ name: entry.name, line: entry.at.line }));
+  } catch (error) {
+    if (error instanceof SentinelSyntaxError) return undefined;
+    throw error;
+  }
 }
