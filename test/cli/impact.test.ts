@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { impactMain } from "../../src/cli/impact";
 import { type RunningServer, startServer } from "../../src/server";
 import { launchChromium } from "../browser";
+import { docBlocks, freshEnv, script, substitute } from "../e2e/doc-recipes";
 import { startSeededServer } from "../seeded-server";
+import { compiledCli } from "../server/cli-process";
 import { temporaryDirectory } from "../temporary-directory";
 
 // `tfe-governance impact` against the local server's seeded runs over HTTP: the matrix of workspaces by policy as a
@@ -15,6 +17,8 @@ import { temporaryDirectory } from "../temporary-directory";
 const organization = "acme";
 const token = "impact-cli-token-0123456789";
 const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 3600 * 1000).toISOString();
+
+const governanceCli = join(compiledCli(), "..", "..", "cli", "tfe-governance.js");
 
 let server: RunningServer;
 
@@ -106,6 +110,19 @@ describe("tfe-governance impact", () => {
     });
     expect(code).toBe(0);
     expect(JSON.parse(text).address).toBe(server.url);
+  });
+
+  it('runs as "Making governance stricter" writes it, the address and token given as every command takes them', async () => {
+    const [block] = docBlocks("docs/reviewing-governance-changes.md", "## Making governance stricter", "sh");
+    const dir = temporaryDirectory("impact-doc-");
+    let line = substitute(block as string, "TFE_TOKEN=...", `TFE_TOKEN=${token}`);
+    line = substitute(line, "npx tfe-governance", `"${process.execPath}" "${governanceCli}"`);
+    line = substitute(line, "https://app.terraform.io", server.url);
+    const said = await script(line, dir, { ...freshEnv({}), TFE_TOKEN: undefined });
+    expect(said).toContain("wrote impact.html");
+    const page = readFileSync(join(dir, "impact.html"), "utf8");
+    expect(page).toContain("would block at hard-mandatory");
+    expect(page).toContain(`href="${server.url}/app/acme/workspaces/payments-prod/runs/run-CliPay0001"`);
   });
 
   it("answers the matrix as JSON", async () => {

@@ -46,7 +46,7 @@ const sets = (step: "before" | "after" | "newcomer only") =>
     'const { Policy, PolicySet } = require("pulumi-tfe-governance");',
     `new PolicySet("scoped", { directory: "scoped", workspaceIds: ["${workspaces.payments}"] });`,
     `new PolicySet("wide", { directory: "wide", workspaceIds: ${JSON.stringify(
-      step === "before" ? [workspaces.payments] : [workspaces.payments, workspaces.data],
+      step === "after" ? [workspaces.payments, workspaces.data] : [workspaces.payments],
     )} });`,
     ...(step === "before"
       ? []

@@ -19,7 +19,6 @@ import { FileAccess } from "../../policy-code/file-access";
 import { Opa } from "../../policy-code/opa";
 import { dialectAdvice, queryProblems, regoVersionWords } from "../../policy-code/rego";
 import { decodeUtf8, sentinelCodeProblems } from "../../policy-code/sentinel";
-import type { Enforcement } from "../guard";
 import { declareMembership, ownerOf, twiceDeclared } from "../memberships";
 import { checkedThisOperation, stampChecked } from "../operation";
 import { argumentFailures, argumentsOf, importing } from "../property-table";
@@ -404,6 +403,10 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       const other = declareMembership(id, setId, here);
       if (other) throw new GovernanceRefusal(twiceDeclared(id, setId, here, other));
     }
+    // One read of the policy on the service answers both the guard and the sets that hold it (the impact read).
+    const changesEnforcement =
+      replaces.length > 0 || updates.includes("enforcementLevel") || updates.includes("policySetIds");
+    const held = changesEnforcement ? await this.readPolicy(this.context.client, id, olds.organization) : undefined;
     const refusal = await this.context.judge({
       subject: `policy "${news.name}"`,
       what: "policy",
@@ -411,25 +414,16 @@ export class PolicyProvider extends ContextProvider implements pulumi.dynamic.Re
       // A change of what the policy enforces is compared with the service too: a level raised outside since the
       // last refresh is not the state's, and an update or a replacement would lower it. Other changes (code, a
       // description) send nothing of it, and read nothing.
-      onService:
-        replaces.length > 0 || updates.includes("enforcementLevel") || updates.includes("policySetIds")
-          ? await this.enforcedOnService(id, olds)
-          : undefined,
+      onService: held && policyEnforcement(declaredMemberships(held, olds.policySetIds)),
       after: policyEnforcement(news),
       allowedOnResource: news.allowWeakening === true,
       urn: (news as unknown as Record<string, unknown>).__urn,
     });
     if (refusal) throw new GovernanceRefusal(refusal);
     if (updates.includes("enforcementLevel") || updates.includes("policySetIds")) {
-      await sayWhomItBlocks(this.context, id, olds, news);
+      await sayWhomItBlocks(this.context, id, olds, news, async () => held);
     }
     return result;
-  }
-
-  /** What the policy enforces on the service now, with the memberships this resource owns; undefined when gone. */
-  private async enforcedOnService(id: string, olds: PolicyOutputs): Promise<Enforcement | undefined> {
-    const held = await this.readPolicy(this.context.client, id, olds.organization);
-    return held && policyEnforcement(declaredMemberships(held, olds.policySetIds));
   }
 
   async create(inputs: PolicyInputs): Promise<pulumi.dynamic.CreateResult> {

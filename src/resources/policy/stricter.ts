@@ -1,3 +1,4 @@
+import type { Policy as ServicePolicy } from "../../client/policies";
 import { enforcementStrength } from "../../contract/policies";
 import { blocks, noReach, type Reach } from "../../impact";
 import { holdsUnknown, knownIds, type ProviderContext } from "../provider-context";
@@ -16,6 +17,8 @@ export async function sayWhomItBlocks(
   id: string | undefined,
   olds: PolicyOutputs | undefined,
   news: PolicyInputs,
+  /** The policy as the service holds it (the guard's read where it made one); undefined where it is gone. */
+  readHeld: (id: string) => Promise<ServicePolicy | undefined> = (id) => context.client.policies.read(id),
 ): Promise<void> {
   const after = news.enforcementLevel;
   if (!blocks(news.kind, after)) return;
@@ -46,8 +49,14 @@ export async function sayWhomItBlocks(
     // The sets the service holds it in: those of its policyIds, and any other stack's; and the sets of this
     // operation that take it in now.
     try {
-      const held = await context.client.policies.read(id);
-      for (const setId of held.policySetIds ?? []) setIds.add(setId);
+      const onService = await readHeld(id);
+      if (onService?.policySetIds === undefined) {
+        notRead.push(
+          `the policy sets the service holds it in (${onService ? "not given" : "the policy is not found"})`,
+        );
+      } else {
+        for (const setId of onService.policySetIds) setIds.add(setId);
+      }
     } catch (error) {
       notRead.push(`the policy sets the service holds it in (${(error as Error).message})`);
     }
