@@ -17,7 +17,7 @@ import {
   tfeCause,
 } from "./failure-report";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
-import { codeChecksRequired, inNamespace, policyTestsRequired } from "./provider-settings";
+import { codeChecksRequired, inNamespace, policyTestsRequired, strictSwitch } from "./provider-settings";
 import { commandRunsProgram } from "./pulumi-command";
 import { isUnknown } from "./unknown";
 
@@ -60,21 +60,17 @@ export class ProviderContext {
    * failed is refused at preview, unless the resource sets `allowStricter`.
    */
   get requireNoBlockedRuns(): boolean {
-    const configured = this.stackConfig?.get("requireNoBlockedRuns");
-    if (configured !== undefined) return configured === "true";
-    // A setting that asks for certainty is never turned off by a spelling it does not take (TRUE, 1, yes).
-    const variable = process.env.TFE_REQUIRE_NO_BLOCKED_RUNS;
-    if (variable === undefined || variable === "" || variable === "false") return false;
-    if (variable === "true") return true;
-    throw new Error(
-      `TFE_REQUIRE_NO_BLOCKED_RUNS=${JSON.stringify(variable).slice(1, -1)} is neither true nor false: set it to true ` +
-        "to refuse a stricter change unless it is known to block no recent run, or to false (or unset it)",
+    return strictSwitch(
+      (key) => this.stackConfig?.get(key),
+      "requireNoBlockedRuns",
+      "TFE_REQUIRE_NO_BLOCKED_RUNS",
+      "to refuse a stricter change unless it is known to block no recent run",
     );
   }
 
   /**
-   * `tfe:requirePolicyTests` (or `TFE_REQUIRE_POLICY_TESTS`) set to `true`: a folder whose own tests fail is refused at
-   * preview, instead of a warning.
+   * `tfe:requirePolicyTests` (or `TFE_REQUIRE_POLICY_TESTS`) set to `true`: a folder whose own tests fail or cannot run
+   * is refused at preview, instead of a warning.
    */
   get requirePolicyTests(): boolean {
     return policyTestsRequired((key) => this.stackConfig?.get(key));

@@ -80,11 +80,37 @@ export function codeChecksRequired(get: (key: string) => string | undefined): bo
 }
 
 /**
- * Whether a folder whose own tests fail is refused instead of warned about: `requirePolicyTests` from the provider's
- * settings (`get`, a key without its namespace), else `TFE_REQUIRE_POLICY_TESTS` in the environment.
+ * A setting that asks for certainty, as a switch: `tfe:<key>` from the provider's settings (`get`, a key without its
+ * namespace), else the environment's `variable`; unset (or an empty variable) is off. Only `true` and `false` are
+ * taken: any other spelling (TRUE, 1, yes) is refused, naming where it was set, because reading it as off would
+ * silently drop the certainty it asks for. `purpose` says what `true` does.
+ */
+export function strictSwitch(
+  get: (key: string) => string | undefined,
+  key: keyof typeof providerSettings,
+  variable: string,
+  purpose: string,
+): boolean {
+  const configured = get(key);
+  const [named, text] = configured !== undefined ? [`tfe:${key}`, configured] : [variable, process.env[variable] ?? ""];
+  if (text === "" || text === "false") return false;
+  if (text === "true") return true;
+  throw new Error(
+    `${named} is ${JSON.stringify(text)}, neither true nor false: set it to true ${purpose}, or to false (or unset it)`,
+  );
+}
+
+/**
+ * Whether a folder whose own tests fail, or could not run, is refused instead of warned about: `requirePolicyTests`
+ * from the provider's settings, else `TFE_REQUIRE_POLICY_TESTS` (see {@link strictSwitch}).
  */
 export function policyTestsRequired(get: (key: string) => string | undefined): boolean {
-  return (get("requirePolicyTests") ?? process.env.TFE_REQUIRE_POLICY_TESTS) === "true";
+  return strictSwitch(
+    get,
+    "requirePolicyTests",
+    "TFE_REQUIRE_POLICY_TESTS",
+    "to refuse a policy folder whose own tests fail or cannot run",
+  );
 }
 
 export const settingKeys = Object.keys(providerSettings) as (keyof typeof providerSettings)[];

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { settingValueProblem } from "../../src/resources/provider-settings";
+import { describe, expect, it, vi } from "vitest";
+import { policyTestsRequired, settingValueProblem } from "../../src/resources/provider-settings";
 import { unknownValue } from "../../src/resources/unknown";
 
 // What CheckConfig says of a setting's value: each type's typo named with the setting, before any request; the
@@ -37,5 +37,50 @@ describe("a provider setting's value", () => {
 
   it("never says the token's value", () => {
     expect(settingValueProblem("token", "   ", "tfegov")).not.toContain("   ");
+  });
+});
+
+describe("requirePolicyTests, a setting that asks for certainty (review 53)", () => {
+  const unset = () => undefined;
+
+  it.each(["TRUE", "True", "1", "yes"])(
+    "refuses TFE_REQUIRE_POLICY_TESTS=%s, naming the variable and what it takes, never reading it as off",
+    (spelling) => {
+      vi.stubEnv("TFE_REQUIRE_POLICY_TESTS", spelling);
+      try {
+        expect(() => policyTestsRequired(unset)).toThrow(
+          `TFE_REQUIRE_POLICY_TESTS is ${JSON.stringify(spelling)}, neither true nor false: set it to true`,
+        );
+      } finally {
+        vi.unstubAllEnvs();
+      }
+    },
+  );
+
+  it("refuses tfe:requirePolicyTests = yes, naming the setting, before the environment", () => {
+    vi.stubEnv("TFE_REQUIRE_POLICY_TESTS", "true");
+    try {
+      expect(() => policyTestsRequired((key) => (key === "requirePolicyTests" ? "yes" : undefined))).toThrow(
+        /^tfe:requirePolicyTests is "yes", neither true nor false/,
+      );
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it.each([
+    [undefined, undefined, false],
+    [undefined, "", false],
+    [undefined, "false", false],
+    [undefined, "true", true],
+    ["false", "true", false],
+    ["true", undefined, true],
+  ])("takes tfe:requirePolicyTests = %j with TFE_REQUIRE_POLICY_TESTS=%j as %j", (configured, variable, required) => {
+    vi.stubEnv("TFE_REQUIRE_POLICY_TESTS", variable);
+    try {
+      expect(policyTestsRequired((key) => (key === "requirePolicyTests" ? configured : undefined))).toBe(required);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

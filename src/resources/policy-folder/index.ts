@@ -125,12 +125,14 @@ export async function declareFolder<P extends pulumi.Resource>(
   for (const note of folder.notes) pulumi.log.info(note, component);
   for (const warning of folder.warnings) pulumi.log.warn(warning, component);
   const settings = new pulumi.Config(namespace);
-  const tests = await judgeFolderTests(
-    directory,
-    options.regoVersion ?? "v0",
-    policyTestsRequired((key) => settings.get(key)),
-  );
   const said = (text: string) => inNamespace(`${directory}: ${text}`, namespace);
+  let testsRequired: boolean;
+  try {
+    testsRequired = policyTestsRequired((key) => settings.get(key));
+  } catch (error) {
+    throw new pulumi.ResourceError(said((error as Error).message), component, true);
+  }
+  const tests = await judgeFolderTests(directory, options.regoVersion ?? "v0", testsRequired);
   if (tests.refusal) throw new pulumi.ResourceError(said(tests.refusal), component, true);
   if (tests.warning) pulumi.log.warn(said(tests.warning), component);
   if (!folder.regoChecked) {

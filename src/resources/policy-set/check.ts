@@ -416,11 +416,15 @@ export class PolicySetChecker {
       const summary = await readPolicySetFolder(set.files, set.kind, set.policiesPath, { parseSentinel: true });
       inputs.folderPolicies = summary.policies;
       if (set.kind === "opa") await this.checkRego(fail, rego.folder, rego.files, rego.toolVersion, summary.queries);
-      const tests = await judgeFolderTests(
-        rego.folder,
-        regoVersionOfRuntime(rego.toolVersion),
-        this.context.requirePolicyTests,
-      );
+      let testsRequired: boolean;
+      try {
+        testsRequired = this.context.requirePolicyTests;
+      } catch (error) {
+        // A spelling the setting does not take is refused, and the tests are judged as if it asked for certainty.
+        fail((error as Error).message);
+        testsRequired = true;
+      }
+      const tests = await judgeFolderTests(rego.folder, regoVersionOfRuntime(rego.toolVersion), testsRequired);
       if (tests.refusal) fail(tests.refusal);
       const source = inputs.vcsCheckout
         ? `vcsCheckout ${String(inputs.vcsCheckout)}`
