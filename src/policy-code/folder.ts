@@ -352,7 +352,9 @@ class FolderReader {
         const block = blocks.find((candidate) => candidate.labels[0] === policy.block) as HclBlock;
         const shown = relative(this.folder, policy.codeFile);
         const code = decodeUtf8(this.access.read(policy.codeFile, shown));
-        for (const problem of sentinelCodeProblems(code, shown)) this.problems.push(`${this.at(block)}: ${problem}`);
+        const declared = { configName: this.configName, names: imports };
+        for (const problem of sentinelCodeProblems(code, shown, declared))
+          this.problems.push(`${this.at(block)}: ${problem}`);
         if (code === undefined) return;
         for (const { name, line } of importsOf(code)) {
           const declared = imports.get(name);

@@ -8,8 +8,14 @@ import {
 } from "../contract/policies";
 import { type FolderFiles, normalizedPoliciesPath } from "./folder-files";
 import { blockAddress, type HclBlock, lineOf, literalString, parseBlocks } from "./hcl";
-import { decodeUtf8, importsOf, parsedImportsOf, sentinelPolicyProblems, sentinelSyntaxProblems } from "./sentinel";
-import { standardSentinelImports } from "./sentinel/standard-imports";
+import {
+  decodeUtf8,
+  importsOf,
+  parsedImportsOf,
+  sentinelPolicyProblems,
+  sentinelSyntaxProblems,
+  unknownImportProblems,
+} from "./sentinel";
 import { policyFileSuffix, readTfPolicyFolder } from "./tfpolicy";
 
 /**
@@ -244,13 +250,7 @@ class ConfigReader {
       for (const problem of syntax) this.problems.push(`${this.at(block)}: ${problem}`);
       imports = parsedImportsOf(code) ?? imports;
     }
-    for (const { name, line } of imports) {
-      if (!declared.has(name) && !standardSentinelImports.has(name)) {
-        this.problems.push(
-          `${this.at(block)}: ${file}:${line} imports "${name}", which is no Sentinel import and which ` +
-            `${this.configName} does not declare: add a module or import block for it, or fix the name`,
-        );
-      }
-    }
+    for (const problem of unknownImportProblems(code, file, { configName: this.configName, names: declared }, imports))
+      this.problems.push(`${this.at(block)}: ${problem}`);
   }
 }

@@ -495,3 +495,24 @@ describe("a policy's source that leaves the folder's repository", () => {
     }
   });
 });
+
+describe("a policy's imports (review 53)", () => {
+  it('refuses import "strngs" (a typo of strings), as PolicySet does, naming the file, the import and the fix', async () => {
+    const folder = mkdtempSync(join(tmpdir(), "folder-imports-"));
+    try {
+      writeFileSync(
+        join(folder, "sentinel.hcl"),
+        'policy "a" {\n  source            = "./a.sentinel"\n  enforcement_level = "advisory"\n}\n',
+      );
+      writeFileSync(join(folder, "a.sentinel"), 'import "strngs"\n\nmain = rule { strngs.has_prefix("ab", "a") }\n');
+      await expect(readPolicyFolder(folder)).rejects.toThrow(
+        'sentinel.hcl:1: policy "a": a.sentinel:1 imports "strngs", which is no Sentinel import and which sentinel.hcl ' +
+          "does not declare: add a module or import block for it, or fix the name",
+      );
+      writeFileSync(join(folder, "a.sentinel"), 'import "strings"\n\nmain = rule { strings.has_prefix("ab", "a") }\n');
+      expect((await readPolicyFolder(folder)).policies.map((policy) => policy.name)).toEqual(["a"]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});

@@ -345,6 +345,21 @@ describe("check: what the policy sets it joins would refuse, at preview", () => 
     expect(server.requestLog.entries()).toEqual([]);
   });
 
+  it("refuses an import that is no Sentinel import (a typo of strings), naming it and the fix, before any request", async () => {
+    server.requestLog.clear();
+    const failures = await failuresOf({
+      codeFile: undefined,
+      code: 'import "strngs"\n\nmain = rule { strngs.has_prefix("ab", "a") }\n',
+    });
+    expect(failures).toContainEqual({
+      property: "code",
+      reason:
+        'code: line 1 imports "strngs", which is no Sentinel import, and a policy of its own has no sentinel.hcl to ' +
+        "declare it: fix the name, or keep the policy in a PolicyFolder or PolicySet whose sentinel.hcl declares the import",
+    });
+    expect(server.requestLog.entries()).toEqual([]);
+  });
+
   it("refuses a Sentinel policy with no main rule, as PolicyFolder and PolicySet do", async () => {
     expect(await failuresOf({ codeFile: undefined, code: "allowed = rule { true }\n" })).toEqual([
       {

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { parseSentinel, SentinelSyntaxError } from "./parser";
+import { standardSentinelImports } from "./standard-imports";
 
 /**
  * What can be checked of Sentinel code without the (proprietary) Sentinel CLI: text checks (a file that is not
@@ -95,13 +96,42 @@ export function sentinelSyntaxProblems(code: string, shown: string): string[] {
 
 /**
  * What preview refuses in a Sentinel policy's code, whichever resource carries it: what the service would refuse or
- * never evaluate ({@link sentinelPolicyProblems}), then its syntax errors. `shown` "" names places by line and column
- * only (code given inline).
+ * never evaluate ({@link sentinelPolicyProblems}), its syntax errors, and its imports that are neither the runtime's
+ * nor declared ({@link unknownImportProblems}). `shown` "" names places by line and column only (code given inline).
  */
-export function sentinelCodeProblems(code: string | undefined, shown: string): string[] {
+export function sentinelCodeProblems(code: string | undefined, shown: string, declared?: DeclaredImports): string[] {
   const problems = sentinelPolicyProblems(code, shown || "the code");
   if (code === undefined) return problems;
-  return [...problems, ...sentinelSyntaxProblems(code, shown)];
+  return [...problems, ...sentinelSyntaxProblems(code, shown), ...unknownImportProblems(code, shown, declared)];
+}
+
+/** The imports a folder's configuration file declares (module, import blocks): its name and theirs. */
+export interface DeclaredImports {
+  configName: string;
+  names: { has(name: string): boolean };
+}
+
+/**
+ * Each import of the code that is no Sentinel import ({@link standardSentinelImports}) and that `declared` does not
+ * hold: the runtime fails such a policy ("import not found") at every run it guards. Without `declared` the code is a
+ * Policy of its own, which has no sentinel.hcl to declare one. `imports` default: read from the parse where the code
+ * parses, else from its text.
+ */
+export function unknownImportProblems(
+  code: string,
+  shown: string,
+  declared?: DeclaredImports,
+  imports = parsedImportsOf(code) ?? importsOf(code),
+): string[] {
+  return imports
+    .filter(({ name }) => !standardSentinelImports.has(name) && !declared?.names.has(name))
+    .map(({ name, line }) => {
+      const imported = `${shown === "" ? `line ${line}` : `${shown}:${line}`} imports "${name}", which is no Sentinel import`;
+      return declared
+        ? `${imported} and which ${declared.configName} does not declare: add a module or import block for it, or fix the name`
+        : `${imported}, and a policy of its own has no sentinel.hcl to declare it: fix the name, or keep the policy ` +
+            "in a PolicyFolder or PolicySet whose sentinel.hcl declares the import";
+    });
 }
 
 /** The imports a file that parses declares, each with its line; undefined where it does not parse. */
