@@ -272,7 +272,18 @@ class CaseImports implements ImportSource {
               file,
             );
           }
-          return fromPlain(JSON.parse(text));
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(text);
+          } catch (error) {
+            // The case's data is wrong, not the evaluator: this case fails, naming the file; the others still run.
+            throw new SentinelRuntimeError(
+              `static import "${name}": ${this.show(given.file)} is not JSON: ${(error as Error).message}`,
+              at,
+              file,
+            );
+          }
+          return fromPlain(parsed);
         }
         case "module": {
           if (!isFile(given.file)) {

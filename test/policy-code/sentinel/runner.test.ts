@@ -73,6 +73,26 @@ describe("a Sentinel library's test cases", () => {
       ["test/r/case.hcl", "pass", undefined],
     ]);
   });
+  it("a static import whose JSON does not parse fails that case, naming the file; the others still run", async () => {
+    const root = temporaryDirectory("sentinel-static-", "test");
+    writeFiles(root, {
+      "p.sentinel": 'import "data"\nmain = rule { data.ok }\n',
+      "test/p/bad-json.hcl":
+        'import "static" "data" {\n  source = "./static/data.json"\n  format = "json"\n}\ntest {\n  rules = {\n    main = true\n  }\n}\n',
+      // Not test/p/data.json: sentinel test takes every *.json there as a case of its own.
+      "test/p/static/data.json": "{not json",
+      "q.sentinel": "main = rule { true }\n",
+      "test/q/pass.hcl": "test {\n  rules = {\n    main = true\n  }\n}\n",
+    });
+    const results = await runFolderTests(root);
+    expect(results.map((result) => [result.file, result.verdict])).toEqual([
+      ["test/p/bad-json.hcl", "fail"],
+      ["test/q/pass.hcl", "pass"],
+    ]);
+    expect(results[0]?.reason).toMatch(
+      /^the policy errors: p\.sentinel:1:\d+: static import "data": test\/p\/static\/data\.json is not JSON: .+/,
+    );
+  });
 });
 
 describe("an OPA folder's Rego tests, with the opa on PATH", () => {
