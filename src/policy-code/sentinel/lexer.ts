@@ -215,7 +215,8 @@ export function tokenize(source: string): Token[] {
     if (!operator) {
       throw new SentinelSyntaxError(at, `unexpected character ${JSON.stringify(char)}: no token of Sentinel starts so`);
     }
-    tokens.push(token("punct", operator, at));
+    // A written ";" ends a statement as a line's end does (Semicolons): the parser sees one kind for both.
+    tokens.push(token(operator === ";" ? ";" : "punct", operator, at));
     index += operator.length;
   }
   newline(here());

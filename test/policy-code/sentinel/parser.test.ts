@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { sentinelSyntaxProblems } from "../../../src/policy-code/sentinel";
 import { parseSentinel, SentinelSyntaxError } from "../../../src/policy-code/sentinel/parser";
 
 // The parser against the examples of the Sentinel language specification (developer.hashicorp.com/sentinel/docs/
@@ -98,6 +99,19 @@ main = rule when length(tfplan.resource_changes) > 0 {
     ]);
     expect(program.params.map((entry) => entry.name)).toEqual(["allowed"]);
     expect(program.statements).toHaveLength(5);
+  });
+
+  it("takes a statement ended by a written ;, as the grammar's StatementList does (review 53)", () => {
+    expect(sentinelSyntaxProblems("x = 1; y = 2\nmain = rule { x < y }\n", "p.sentinel")).toEqual([]);
+    expect(sentinelSyntaxProblems('import "strings";\nmain = rule { true }\n', "p.sentinel")).toEqual([]);
+    expect(sentinelSyntaxProblems("f = func() { return 1; }\nmain = rule { f() is 1 }\n", "p.sentinel")).toEqual([]);
+    expect(parseSentinel("x = 1; y = 2;\n").statements.map((statement) => statement.type)).toEqual([
+      "assign",
+      "assign",
+    ]);
+    // A written ; still ends a statement, as a line's end does: what neither may split stays an error.
+    expect(sentinelSyntaxProblems("x = 1 +; 2\n", "p.sentinel")).toHaveLength(1);
+    expect(sentinelSyntaxProblems("x = [1; 2]\n", "p.sentinel")).toHaveLength(1);
   });
 
   it("reads operators with the specification's precedence", () => {
