@@ -147,6 +147,16 @@ async function runCase(
   }
   if (testCase.problems.length > 0) return { ...result, verdict: "fail", reason: testCase.problems.join("; ") };
   const expected = [...testCase.rules];
+  if (expected.length === 0) {
+    // sentinel test asserts only the rules a test block names: it would pass this case whatever the policy does.
+    return {
+      ...result,
+      verdict: "not-run",
+      reason:
+        "the case's test block names no rule, so it asserts nothing (sentinel test checks only the rules named): " +
+        "name what it expects, e.g. rules = { main = true }, or leave the test block out to expect the policy to pass",
+    };
+  }
   const imports = new CaseImports(testCase, programs, options.now ?? Date.now(), (path) => shown(root, path));
   const evaluator = new Evaluator(imports, testCase.params, testCase.globals);
   imports.evaluator = evaluator;

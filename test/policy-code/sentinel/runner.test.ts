@@ -93,6 +93,27 @@ describe("a Sentinel library's test cases", () => {
       /^the policy errors: p\.sentinel:1:\d+: static import "data": test\/p\/static\/data\.json is not JSON: .+/,
     );
   });
+  it("a case whose test block names no rule is not run (it asserts nothing); one with no test block expects main true", async () => {
+    const root = temporaryDirectory("sentinel-no-rules-", "test");
+    writeFiles(root, {
+      "p.sentinel": "main = rule { false }\n",
+      "test/p/empty-rules.hcl": "test {\n  rules = {}\n}\n",
+      "test/p/no-rules.hcl": "test {}\n",
+      "test/p/no-test-block.hcl": 'param "unused" {\n  value = 1\n}\n',
+      "q.sentinel": "main = rule { true }\n",
+      "test/q/no-test-block.hcl": "",
+    });
+    const results = await runFolderTests(root);
+    const assertsNothing =
+      "the case's test block names no rule, so it asserts nothing (sentinel test checks only the rules named): " +
+      "name what it expects, e.g. rules = { main = true }, or leave the test block out to expect the policy to pass";
+    expect(results.map((result) => [result.file, result.verdict, result.reason])).toEqual([
+      ["test/p/empty-rules.hcl", "not-run", assertsNothing],
+      ["test/p/no-rules.hcl", "not-run", assertsNothing],
+      ["test/p/no-test-block.hcl", "fail", "rule main is false, expected true"],
+      ["test/q/no-test-block.hcl", "pass", undefined],
+    ]);
+  });
 });
 
 describe("an OPA folder's Rego tests, with the opa on PATH", () => {
