@@ -4,6 +4,7 @@
 import type { BinaryOperator } from "./ast";
 import { NotSupported, SentinelRuntimeError } from "./errors";
 import type { Position } from "./lexer";
+import { Re2SyntaxError, re2ToJavaScript } from "./re2";
 import {
   equal,
   int64,
@@ -102,39 +103,33 @@ export function contains(collection: Value, item: Value, at: Position): boolean 
 
 const regexCache = new Map<string, RegExp>();
 
-/** An RE2 expression (the syntax `matches` takes) as a JavaScript one, where the two read it alike. */
+/**
+ * An RE2 expression (the syntax `matches` takes) as a JavaScript one that matches the same strings. One RE2 refuses
+ * is the policy's runtime error, as it is the runtime's; one not translated here is NotSupported (see ./re2.ts).
+ */
 export function regexOf(pattern: string, at?: Position): RegExp {
   const cached = regexCache.get(pattern);
   if (cached) return cached;
-  let source = pattern;
-  let flags = "";
-  const leading = /^\(\?([imsU]+)\)/.exec(source);
-  if (leading) {
-    if ((leading[1] as string).includes("U")) {
-      throw new NotSupported(`regular expression ${JSON.stringify(pattern)}: the U flag (ungreedy) is not supported`);
-    }
-    flags = [...new Set(leading[1] as string)].join("");
-    source = source.slice(leading[0].length);
-  }
-  // Escaped backslashes stay; RE2's text anchors and named groups become JavaScript's.
-  source = source.replace(/\\\\|\\A|\\z|\(\?P</g, (token) =>
-    token === "\\A" ? "^" : token === "\\z" ? "$" : token === "(?P<" ? "(?<" : token,
-  );
-  if (/\\[pP][A-Za-z]|\\Q|\[\[:|\\[CZ]/.test(source.replace(/\\\\/g, ""))) {
-    throw new NotSupported(
-      `regular expression ${JSON.stringify(pattern)} uses RE2 syntax this evaluator does not translate`,
+  let source: string;
+  try {
+    source = re2ToJavaScript(pattern);
+  } catch (error) {
+    if (!(error instanceof Re2SyntaxError)) throw error;
+    throw new SentinelRuntimeError(
+      `regular expression ${JSON.stringify(pattern)} is not RE2, the syntax of matches (the runtime's Go regexp ` +
+        `refuses it): ${error.message}`,
+      at,
     );
   }
   let regex: RegExp;
   try {
-    regex = new RegExp(source, flags);
+    regex = new RegExp(source, "u");
   } catch (error) {
-    // Either no regular expression at all (the runtime errors too) or one only RE2 reads: not known here.
     throw new NotSupported(
-      `regular expression ${JSON.stringify(pattern)} cannot be read here: ${(error as Error).message}`,
+      `regular expression ${JSON.stringify(pattern)} cannot be translated here: ${(error as Error).message}`,
     );
   }
-  if (at && regexCache.size > 10_000) regexCache.clear();
+  if (regexCache.size > 10_000) regexCache.clear();
   regexCache.set(pattern, regex);
   return regex;
 }
