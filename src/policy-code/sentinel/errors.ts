@@ -20,7 +20,7 @@ export class SentinelRuntimeError extends Error {
   }
 }
 
-/** The policy called `error(...)`: execution stops and `main` is false (Errors). */
+/** The policy called `error(...)`: a runtime error like the others; execution stops and the policy fails (Errors). */
 export class PolicyErrorCalled extends SentinelRuntimeError {}
 
 /** A construct, import or function this evaluator does not implement: whatever the runtime says is not known here. */

@@ -554,6 +554,10 @@ function describeCallee(expression: Expression): string {
 
 /** A runtime error raised below, with the file it happened in. */
 function withFile(error: unknown, file: string): unknown {
-  if (error instanceof PolicyErrorCalled || !(error instanceof SentinelRuntimeError) || error.file) return error;
-  return new SentinelRuntimeError(error.message, error.at, file);
+  if (!(error instanceof SentinelRuntimeError) || error.file) return error;
+  return new (error instanceof PolicyErrorCalled ? PolicyErrorCalled : SentinelRuntimeError)(
+    error.message,
+    error.at,
+    file,
+  );
 }

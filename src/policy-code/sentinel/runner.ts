@@ -161,44 +161,42 @@ async function runCase(
   const evaluator = new Evaluator(imports, testCase.params, testCase.globals);
   imports.evaluator = evaluator;
   result.printed = evaluator.printed;
+  // error() is a runtime error like any other ("Runtime errors can be manually triggered using the error function",
+  // Logging and Errors): it halts the policy, which fails, whatever value the case expects of main.
   const where = (error: SentinelRuntimeError) =>
-    new SentinelRuntimeError(error.message, error.at, error.file ? shown(root, error.file) : undefined).where();
-  let scope: Scope | undefined;
-  let halted: string | undefined;
+    new SentinelRuntimeError(
+      error instanceof PolicyErrorCalled ? `error() was called: ${error.message}` : error.message,
+      error.at,
+      error.file ? shown(root, error.file) : undefined,
+    ).where();
+  let scope: Scope;
   try {
     scope = evaluator.run(programs.get(policy), policy);
   } catch (error) {
     if (error instanceof NotSupported)
       return { ...result, verdict: "not-run", reason: error.message, rules: rulesUnknown(expected) };
-    if (error instanceof PolicyErrorCalled) halted = `the policy called error(): ${error.message}`;
-    else if (error instanceof SentinelRuntimeError) {
+    if (error instanceof SentinelRuntimeError) {
       return {
         ...result,
         verdict: "fail",
         reason: `the policy errors: ${where(error)}`,
         rules: rulesUnknown(expected),
       };
-    } else throw error;
+    }
+    throw error;
   }
   const failures: string[] = [];
   for (const [name, want] of expected) {
     let computed: Value;
-    if (!scope) {
-      // error() halts the policy: main is false, no other rule has a value.
-      computed = name === "main" ? false : Undefined;
-    } else {
-      try {
-        computed = ruleValue(evaluator, scope, name);
-      } catch (error) {
-        if (error instanceof NotSupported)
-          return { ...result, verdict: "not-run", reason: error.message, rules: rulesUnknown(expected) };
-        if (error instanceof PolicyErrorCalled) computed = name === "main" ? false : Undefined;
-        else if (error instanceof SentinelRuntimeError) {
-          result.rules.push({ name, expected: toPlain(want), computed: `error: ${where(error)}` });
-          failures.push(`rule ${name} errors: ${where(error)}`);
-          continue;
-        } else throw error;
-      }
+    try {
+      computed = ruleValue(evaluator, scope, name);
+    } catch (error) {
+      if (error instanceof NotSupported)
+        return { ...result, verdict: "not-run", reason: error.message, rules: rulesUnknown(expected) };
+      if (!(error instanceof SentinelRuntimeError)) throw error;
+      result.rules.push({ name, expected: toPlain(want), computed: `error: ${where(error)}` });
+      failures.push(`rule ${name} errors: ${where(error)}`);
+      continue;
     }
     // An undefined main counts as false (Undefined): the policy fails.
     const compared = name === "main" && computed === Undefined ? false : computed;
@@ -208,7 +206,7 @@ async function runCase(
   }
   if (failures.length > 0) {
     result.verdict = "fail";
-    result.reason = [...(halted ? [halted] : []), ...failures].join("; ");
+    result.reason = failures.join("; ");
   }
   return result;
 }
