@@ -522,7 +522,13 @@ export class Evaluator {
         scope.variables.set(name, args[position] as Value);
       });
       const completion = this.executeAll(callee.body, scope, callee.file);
-      return typeof completion === "object" ? completion.returned : Undefined;
+      if (typeof completion === "object") return completion.returned;
+      // "A function must terminate with a return statement" (Language: Functions); what the runtime gives when one
+      // does not is not documented, so no value is guessed.
+      throw new NotSupported(
+        `a function called at ${file ? `${file}:` : ""}${at.line}:${at.column} ended without a return statement, which ` +
+          "Sentinel's documentation says every function must end with; what the runtime does then is not known here",
+      );
     } finally {
       this.depth = Math.max(0, this.depth - 1);
     }

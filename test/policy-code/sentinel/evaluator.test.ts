@@ -224,6 +224,12 @@ main = rule { noisy and noisy and guarded }
     expect(() => globals("param needed\nmain = rule { needed }\n")).toThrow(/param needed has no default/);
   });
 
+  it("a function that ends without return is not run, as the documentation says every function must return one (review 53)", () => {
+    expect(() => globals("f = func() { x = 1 }\ny = f()\n")).toThrow(NotSupported);
+    expect(() => globals("f = func() { x = 1 }\ny = f()\n")).toThrow(/2:6 ended without a return statement/);
+    expect(globals("f = func() { return undefined }\ny = f()\n").values.y).toBe("undefined");
+  });
+
   it("error() halts the policy", () => {
     expect(() => globals('x = error("stop", 1)\n')).toThrow(PolicyErrorCalled);
   });
