@@ -432,4 +432,28 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
     await project.run(["destroy", "--yes", "--skip-preview"]);
     expect(await policiesOnService(client, organization)).toEqual([]);
   }, 240_000);
+
+  // The plugin's gRPC server (src/plugin/serve.ts) under the engine, on the stack emptied above: policies on the
+  // default provider, each test a preview or two of its own.
+  const policiesProgram = (properties: Record<string, string[]>) =>
+    [
+      "name: tfegov-provider",
+      "runtime: yaml",
+      "resources:",
+      ...Object.entries(properties).flatMap(([name, lines]) => [
+        `  ${name}:`,
+        "    type: tfegov:index:Policy",
+        "    properties:",
+        '      code: "main = rule { true }\\n"',
+        ...lines.map((line) => `      ${line}`),
+      ]),
+      "",
+    ].join("\n");
+
+  it("fails preview of a Policy of an invalid kind with the provider's reason", async () => {
+    await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["kind: tfpolicy"] }));
+    const refused = await project.run(["preview"], { allowFailure: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toMatch(/kind "tfpolicy" is no kind of individual policy/);
+  }, 120_000);
 });
