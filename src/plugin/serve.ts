@@ -12,6 +12,7 @@ import { EngineLog } from "../resources/engine-log";
 import { providers } from "../resources/providers";
 import { startOperationReads } from "../resources/stricter-changes";
 import { runConstruct } from "./construct";
+import { engineAddressOf } from "./engine-arguments";
 import { GovernanceProvider, packageName } from "./provider";
 import { fromStruct, toStruct } from "./struct";
 
@@ -264,7 +265,7 @@ function callError(error: unknown): grpc.ServiceError {
 
 /** Serves the provider on a port of 127.0.0.1, printed on stdout for the engine to connect to. */
 async function serve(args: readonly string[]): Promise<void> {
-  const engineAddress = args.filter((arg) => !arg.startsWith("-")).at(0);
+  const engineAddress = engineAddressOf(args);
   EngineLog.engineAddress = engineAddress;
   const { grpcChannelOptions } = require("@pulumi/pulumi/runtime/settings") as { grpcChannelOptions: object };
   const server = new grpc.Server(grpcChannelOptions);

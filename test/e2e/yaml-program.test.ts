@@ -449,11 +449,19 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
       ]),
       "",
     ].join("\n");
+  /** What the provider sends the engine, under the resource, of a new policy at a blocking level. */
+  const engineMessage = /policy "guard" at soft-mandatory: whom it would block is not known/;
 
   it("fails preview of a Policy of an invalid kind with the provider's reason", async () => {
     await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["kind: tfpolicy"] }));
     const refused = await project.run(["preview"], { allowFailure: true });
     expect(refused.code).not.toBe(0);
     expect(refused.output).toMatch(/kind "tfpolicy" is no kind of individual policy/);
+  }, 120_000);
+
+  it("shows the provider's messages under the resource with `pulumi preview --tracing`", async () => {
+    await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["enforcementLevel: soft-mandatory"] }));
+    const traced = await project.run(["preview", "--tracing", `file:${join(project.dir, "preview.trace")}`]);
+    expect(traced.output).toMatch(engineMessage);
   }, 120_000);
 });
