@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -463,5 +463,28 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
     await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["enforcementLevel: soft-mandatory"] }));
     const traced = await project.run(["preview", "--tracing", `file:${join(project.dir, "preview.trace")}`]);
     expect(traced.output).toMatch(engineMessage);
+  }, 120_000);
+
+  it("sends each command's messages to its own engine from a plugin the engine attached to", async () => {
+    await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["enforcementLevel: soft-mandatory"] }));
+    const executable = join(
+      project.env.PULUMI_HOME as string,
+      "plugins",
+      "resource-tfegov-v0.1.0",
+      "pulumi-resource-tfegov",
+    );
+    const plugin = spawn(executable, [], { cwd: project.dir, env: project.env, stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      const port = await new Promise<string>((started, failed) => {
+        plugin.stdout.once("data", (chunk) => started(String(chunk).trim()));
+        plugin.once("exit", (code) => failed(new Error(`the plugin exited ${code}`)));
+      });
+      const attached = { env: { PULUMI_DEBUG_PROVIDERS: `tfegov:${port}` } };
+      for (const command of ["first", "second"]) {
+        expect((await project.run(["preview"], attached)).output, command).toMatch(engineMessage);
+      }
+    } finally {
+      plugin.kill();
+    }
   }, 120_000);
 });
