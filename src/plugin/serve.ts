@@ -193,9 +193,12 @@ export class ProviderServer implements Served {
 
   update = unary(async (request: messages.UpdateRequest) => {
     const [olds, news] = [fromStruct(request.getOlds()), fromStruct(request.getNews())];
-    // At preview nothing is sent: the resource keeps what it holds (its id, its policyId), with the new inputs.
+    // At preview nothing is sent: the new inputs, what the service computed that the update keeps (an id), and the
+    // rest not known yet (a count of sets, a version), never the old value of what the update changes.
     if (request.getPreview()) {
-      return new messages.UpdateResponse().setProperties(toStruct({ ...olds, ...news }));
+      return new messages.UpdateResponse().setProperties(
+        toStruct(this.provider.previewUpdate(request.getUrn(), olds, news)),
+      );
     }
     const result = await resourceCall(() => this.provider.update(request.getId(), request.getUrn(), olds, news));
     return new messages.UpdateResponse().setProperties(toStruct(result.outs));

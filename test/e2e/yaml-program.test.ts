@@ -487,4 +487,31 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
       plugin.kill();
     }
   }, 120_000);
+
+  it("previews what an update's service computes anew as not known, and what the update keeps as it is", async () => {
+    const baseline = await client.policySets.create(organization, { name: "count-baseline" });
+    // A reader of the guard's outputs: its name reads the guard's id (an unknown one would replace the reader), its
+    // description the count of sets that hold the guard, which joining a set changes.
+    const program = (policySetIds: string[]) =>
+      policiesProgram({
+        guard: [`policySetIds: ${JSON.stringify(policySetIds)}`],
+        reader: [`name: reader-\${guard.policyId}`, `description: held by \${guard.policySetCount} sets`],
+      });
+    try {
+      await project.writeFile("Pulumi.yaml", program([]));
+      await project.run(["up", "--yes", "--skip-preview"]);
+      await project.writeFile("Pulumi.yaml", program([baseline.id]));
+      const preview = await project.run(["preview", "--diff"]);
+      expect(preview.output).toMatch(/~ tfegov:index:Policy: \(update\)\s+\[id=pol-\w+\]\s+\[urn=[^\]]+::reader\]/);
+      expect(preview.output).toMatch(/~ description: "held by 0 sets" => \[unknown\]/);
+      await project.run(["up", "--yes", "--skip-preview"]);
+      const reader = (await policiesOnService(client, organization)).find((policy) =>
+        policy.name.startsWith("reader-"),
+      );
+      expect(reader?.description).toBe("held by 1 sets");
+    } finally {
+      await project.run(["destroy", "--yes", "--skip-preview"]);
+      await client.policySets.delete(baseline.id);
+    }
+  }, 240_000);
 });
