@@ -13,7 +13,7 @@ import { providers } from "../resources/providers";
 import { startOperationReads } from "../resources/stricter-changes";
 import { runConstruct } from "./construct";
 import { engineAddressOf } from "./engine-arguments";
-import { GovernanceProvider, packageName } from "./provider";
+import { GovernanceProvider } from "./provider";
 import { fromStruct, toStruct } from "./struct";
 
 // `pulumi-resource-tfegov`: the resource provider plugin that serves this library to every Pulumi language. One
@@ -115,13 +115,13 @@ export class ProviderServer implements Served {
       .setDiffsList(changed);
   });
 
-  /** The settings reach every provider; secrets arrive wrapped, and are answered wrapped (secrets.ts). */
+  /**
+   * The settings reach every provider; secrets arrive wrapped, and are answered wrapped (secrets.ts). They are read
+   * from `args` alone: the engine also sends them as `variables` (`tfegov:config:<key>`, every value a string and no
+   * secret marked), which it keeps for providers older than `args` and has deprecated.
+   */
   configure = unary((request: messages.ConfigureRequest) => {
-    const config: Record<string, unknown> = {};
-    request.getVariablesMap().forEach((value, key) => {
-      config[key.startsWith(`${packageName}:`) ? key.slice(packageName.length + 1) : key] = value;
-    });
-    this.provider.configure({ ...config, ...fromStruct(request.getArgs()) });
+    this.provider.configure(fromStruct(request.getArgs()));
     // Each command configures the plugin once: its reads of recent runs (one window, one budget) start here, as a
     // plugin the engine attached to (PULUMI_DEBUG_PROVIDERS) serves command after command.
     startOperationReads();
