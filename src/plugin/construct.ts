@@ -1,8 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as messages from "@pulumi/pulumi/proto/provider_pb";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
-import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import type { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { declareFolder, type FolderResources } from "../resources/policy-folder";
+import { toStruct } from "./struct";
 
 // PolicyFolder as a component of the plugin: the same reading and checks of the folder as in a Node.js program
 // (declareFolder), its children the plugin's own resources, registered through the engine like a program's.
@@ -119,7 +120,7 @@ export function runConstruct(
         .getStatedependenciesMap()
         .set(key, new messages.ConstructResponse.PropertyDependencies().setUrnsList(urns));
     }
-    response.setState(Struct.fromJavaScript(state));
+    response.setState(toStruct(state));
     await settings.waitForRPCs();
     return response;
   });

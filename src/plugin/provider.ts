@@ -7,7 +7,7 @@ import { deprecationProperties } from "../resources/module-version-deprecation";
 import { policyProperties } from "../resources/policy/properties";
 import { policySetProperties } from "../resources/policy-set/properties";
 import type { ParameterState } from "../resources/policy-set/requests";
-import type { PropertyTable } from "../resources/property-table";
+import { outputsAfterUpdate, type PropertyTable } from "../resources/property-table";
 import { inNamespace, type ProviderContext } from "../resources/provider-context";
 import { settingKeys, settingValueProblem } from "../resources/provider-settings";
 import { providers } from "../resources/providers";
@@ -123,6 +123,12 @@ export class GovernanceProvider implements pulumiProvider.Provider {
   readonly schema = pluginSchema();
 
   /**
+   * The properties each resource's diff found changed, by URN, until the preview of its update: what they leave of
+   * the outputs the service computes is shown as it is (see `previewUpdate`).
+   */
+  private readonly changedByDiff = new Map<string, ReadonlySet<string>>();
+
+  /**
    * CheckConfig: the provider's settings, each key one it knows (with the closest where not) and each value one of
    * its setting (settingValueProblem), passed on as given.
    */
@@ -197,6 +203,8 @@ export class GovernanceProvider implements pulumiProvider.Provider {
       (provider.diff as NonNullable<Provider["diff"]>)(id, unwrapSecrets(olds).plain, plainNews),
     );
     const table = resourceTables[type];
+    if (result.changed) this.changedByDiff.set(urn, new Set(result.changed.map(([property]) => property as string)));
+    else this.changedByDiff.delete(urn);
     if (!table || !result.changed) return result;
     const before = unwrapSecrets(oldInputs ?? olds).plain as Record<string, unknown>;
     const { changed, ...diff } = result;
@@ -237,6 +245,18 @@ export class GovernanceProvider implements pulumiProvider.Provider {
       (recorded) => this.forState(type, recorded, secretNames),
     );
     return { outs: this.forState(type, (result.outs ?? {}) as Record<string, unknown>, secretNames) };
+  }
+
+  /**
+   * What an update will leave, as its preview answers before any request (outputsAfterUpdate): the new inputs, what
+   * the service computes as state holds it where the update leaves it, else not known yet. A folder's manifest has no
+   * table: its outputs are its inputs.
+   */
+  previewUpdate(urn: string, olds: Record<string, unknown>, news: Record<string, unknown>): Record<string, unknown> {
+    const table = resourceTables[providerOf(urn).type];
+    const changed = this.changedByDiff.get(urn);
+    this.changedByDiff.delete(urn);
+    return table ? outputsAfterUpdate(table, olds, news, changed) : news;
   }
 
   async delete(id: string, urn: string, props: Record<string, unknown>) {

@@ -7,13 +7,14 @@ import * as messages from "@pulumi/pulumi/proto/provider_pb";
 import { Status } from "@pulumi/pulumi/proto/status_pb";
 import { Any } from "google-protobuf/google/protobuf/any_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
-import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { keepCompiledCode } from "../process/compile-cache";
 import { EngineLog } from "../resources/engine-log";
 import { providers } from "../resources/providers";
 import { startOperationReads } from "../resources/stricter-changes";
 import { runConstruct } from "./construct";
-import { GovernanceProvider, packageName } from "./provider";
+import { engineAddressOf } from "./engine-arguments";
+import { GovernanceProvider } from "./provider";
+import { fromStruct, toStruct } from "./struct";
 
 // `pulumi-resource-tfegov`: the resource provider plugin that serves this library to every Pulumi language. One
 // server object answers the engine's ResourceProvider protocol with @grpc/grpc-js and Pulumi's generated messages:
@@ -65,8 +66,6 @@ function unary<Request, Response>(
   };
 }
 
-const struct = (value: Struct | undefined) => (value?.toJavaScript() ?? {}) as Record<string, unknown>;
-
 function failures(list: readonly { property: string; reason: string }[] | undefined): messages.CheckFailure[] {
   return (list ?? []).map((each) => new messages.CheckFailure().setProperty(each.property).setReason(each.reason));
 }
@@ -105,26 +104,24 @@ export class ProviderServer implements Served {
   });
 
   checkConfig = unary((request: messages.CheckRequest) => {
-    const result = this.provider.checkConfig(struct(request.getNews()));
-    return new messages.CheckResponse()
-      .setInputs(Struct.fromJavaScript(result.inputs as never))
-      .setFailuresList(failures(result.failures));
+    const result = this.provider.checkConfig(fromStruct(request.getNews()));
+    return new messages.CheckResponse().setInputs(toStruct(result.inputs)).setFailuresList(failures(result.failures));
   });
 
   diffConfig = unary((request: messages.DiffRequest) => {
-    const changed = this.provider.diffConfig(struct(request.getOlds()), struct(request.getNews()));
+    const changed = this.provider.diffConfig(fromStruct(request.getOlds()), fromStruct(request.getNews()));
     return new messages.DiffResponse()
       .setChanges(changed.length > 0 ? DiffChanges.DIFF_SOME : DiffChanges.DIFF_NONE)
       .setDiffsList(changed);
   });
 
-  /** The settings reach every provider; secrets arrive wrapped, and are answered wrapped (secrets.ts). */
+  /**
+   * The settings reach every provider; secrets arrive wrapped, and are answered wrapped (secrets.ts). They are read
+   * from `args` alone: the engine also sends them as `variables` (`tfegov:config:<key>`, every value a string and no
+   * secret marked), which it keeps for providers older than `args` and has deprecated.
+   */
   configure = unary((request: messages.ConfigureRequest) => {
-    const config: Record<string, unknown> = {};
-    request.getVariablesMap().forEach((value, key) => {
-      config[key.startsWith(`${packageName}:`) ? key.slice(packageName.length + 1) : key] = value;
-    });
-    this.provider.configure({ ...config, ...struct(request.getArgs()) });
+    this.provider.configure(fromStruct(request.getArgs()));
     // Each command configures the plugin once: its reads of recent runs (one window, one budget) start here, as a
     // plugin the engine attached to (PULUMI_DEBUG_PROVIDERS) serves command after command.
     startOperationReads();
@@ -140,22 +137,22 @@ export class ProviderServer implements Served {
   });
 
   invoke = unary(async (request: messages.InvokeRequest) => {
-    const result = await this.provider.invoke(request.getTok(), struct(request.getArgs()));
-    return new messages.InvokeResponse()
-      .setReturn(Struct.fromJavaScript(result.outputs))
-      .setFailuresList(failures(result.failures));
+    const result = await this.provider.invoke(request.getTok(), fromStruct(request.getArgs()));
+    return new messages.InvokeResponse().setReturn(toStruct(result.outputs)).setFailuresList(failures(result.failures));
   });
 
   check = unary(async (request: messages.CheckRequest) => {
-    const result = await this.provider.check(request.getUrn(), struct(request.getOlds()), struct(request.getNews()));
-    return new messages.CheckResponse()
-      .setInputs(Struct.fromJavaScript(result.inputs as never))
-      .setFailuresList(failures(result.failures));
+    const result = await this.provider.check(
+      request.getUrn(),
+      fromStruct(request.getOlds()),
+      fromStruct(request.getNews()),
+    );
+    return new messages.CheckResponse().setInputs(toStruct(result.inputs)).setFailuresList(failures(result.failures));
   });
 
   /** The provider's diff, with the detailed diff of the properties the program wrote (detailed-diff.ts). */
   diff = unary(async (request: messages.DiffRequest) => {
-    const [olds, news] = [struct(request.getOlds()), struct(request.getNews())];
+    const [olds, news] = [fromStruct(request.getOlds()), fromStruct(request.getNews())];
     const oldInputs = request.getOldInputs()?.toJavaScript() as Record<string, unknown> | undefined;
     const result = await this.provider.diff(request.getId(), request.getUrn(), olds, news, oldInputs);
     const changes = { true: DiffChanges.DIFF_SOME, false: DiffChanges.DIFF_NONE }[String(result.changes)];
@@ -176,8 +173,10 @@ export class ProviderServer implements Served {
   create = unary(async (request: messages.CreateRequest) => {
     // At preview nothing is made: its inputs are what is known of it; what the service gives it (ids) is not yet.
     if (request.getPreview()) return new messages.CreateResponse().setProperties(request.getProperties());
-    const result = await resourceCall(() => this.provider.create(request.getUrn(), struct(request.getProperties())));
-    return new messages.CreateResponse().setId(result.id).setProperties(Struct.fromJavaScript(result.outs as never));
+    const result = await resourceCall(() =>
+      this.provider.create(request.getUrn(), fromStruct(request.getProperties())),
+    );
+    return new messages.CreateResponse().setId(result.id).setProperties(toStruct(result.outs));
   });
 
   /**
@@ -185,25 +184,28 @@ export class ProviderServer implements Served {
    * as "does not exist" (and drops from state).
    */
   read = unary(async (request: messages.ReadRequest) => {
-    const result = await this.provider.read(request.getId(), request.getUrn(), struct(request.getProperties()));
+    const result = await this.provider.read(request.getId(), request.getUrn(), fromStruct(request.getProperties()));
     const response = new messages.ReadResponse();
     if (!result.id) return response;
-    response.setId(result.id).setProperties(Struct.fromJavaScript(result.props as never));
-    return result.inputs ? response.setInputs(Struct.fromJavaScript(result.inputs as never)) : response;
+    response.setId(result.id).setProperties(toStruct(result.props));
+    return result.inputs ? response.setInputs(toStruct(result.inputs)) : response;
   });
 
   update = unary(async (request: messages.UpdateRequest) => {
-    const [olds, news] = [struct(request.getOlds()), struct(request.getNews())];
-    // At preview nothing is sent: the resource keeps what it holds (its id, its policyId), with the new inputs.
+    const [olds, news] = [fromStruct(request.getOlds()), fromStruct(request.getNews())];
+    // At preview nothing is sent: the new inputs, what the service computed that the update keeps (an id), and the
+    // rest not known yet (a count of sets, a version), never the old value of what the update changes.
     if (request.getPreview()) {
-      return new messages.UpdateResponse().setProperties(Struct.fromJavaScript({ ...olds, ...news } as never));
+      return new messages.UpdateResponse().setProperties(
+        toStruct(this.provider.previewUpdate(request.getUrn(), olds, news)),
+      );
     }
     const result = await resourceCall(() => this.provider.update(request.getId(), request.getUrn(), olds, news));
-    return new messages.UpdateResponse().setProperties(Struct.fromJavaScript(result.outs as never));
+    return new messages.UpdateResponse().setProperties(toStruct(result.outs));
   });
 
   delete = unary(async (request: messages.DeleteRequest) => {
-    await this.provider.delete(request.getId(), request.getUrn(), struct(request.getProperties()));
+    await this.provider.delete(request.getId(), request.getUrn(), fromStruct(request.getProperties()));
     return new Empty();
   });
 
@@ -246,7 +248,7 @@ async function resourceCall<T>(call: () => Promise<T>): Promise<T> {
     if (!failed?.id) throw error;
     const detail = new messages.ErrorResourceInitFailed()
       .setId(failed.id)
-      .setProperties(Struct.fromJavaScript((failed.properties ?? {}) as never))
+      .setProperties(toStruct(failed.properties ?? {}))
       .setReasonsList(failed.reasons ?? []);
     const any = new Any();
     any.pack(detail.serializeBinary(), "pulumirpc.ErrorResourceInitFailed");
@@ -266,7 +268,7 @@ function callError(error: unknown): grpc.ServiceError {
 
 /** Serves the provider on a port of 127.0.0.1, printed on stdout for the engine to connect to. */
 async function serve(args: readonly string[]): Promise<void> {
-  const engineAddress = args.filter((arg) => !arg.startsWith("-")).at(0);
+  const engineAddress = engineAddressOf(args);
   EngineLog.engineAddress = engineAddress;
   const { grpcChannelOptions } = require("@pulumi/pulumi/runtime/settings") as { grpcChannelOptions: object };
   const server = new grpc.Server(grpcChannelOptions);

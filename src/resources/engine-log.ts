@@ -23,7 +23,8 @@ export class EngineLog {
    */
   static engineModules: EngineModules | undefined;
 
-  private engine: EngineConnection | null | undefined;
+  /** The connection to the engine, with the address it was made for; none until the first message. */
+  private engine: { address: string | undefined; connection: EngineConnection | null } | undefined;
 
   warn(urn: unknown, message: string): Promise<void> {
     return this.send(urn, message, "warning");
@@ -48,13 +49,21 @@ export class EngineLog {
   }
 
   close(): void {
-    this.engine?.close();
-    this.engine = null;
+    this.engine?.connection?.close();
+    this.engine = { address: EngineLog.engineAddress, connection: null };
   }
 
+  /**
+   * The connection to the engine at {@link EngineLog.engineAddress}. A plugin the engine attached to
+   * (PULUMI_DEBUG_PROVIDERS) serves command after command, each its own engine at an address of its own (Attach): the
+   * connection to the last one is dropped, or the next command's messages would go to an engine that is gone.
+   */
   private connect(): EngineConnection | null {
-    if (this.engine === undefined) this.engine = engineConnection();
-    return this.engine;
+    if (this.engine === undefined || this.engine.address !== EngineLog.engineAddress) {
+      this.engine?.connection?.close();
+      this.engine = { address: EngineLog.engineAddress, connection: engineConnection() };
+    }
+    return this.engine.connection;
   }
 }
 

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { closestName } from "../contract/names";
-import { type CheckFailure, defaultOrganization, isUnknown, sameValue } from "./provider-context";
+import { type CheckFailure, defaultOrganization, isUnknown, sameValue, unknownValue } from "./provider-context";
 
 export { closestName };
 
@@ -28,6 +28,12 @@ export interface PropertySpec {
    * a change of the first of them the program set, the property the user wrote.
    */
   shownAs?: readonly string[];
+  /**
+   * An output that neither the program gives nor check derives (an id the service assigned, a count it keeps): the
+   * properties whose change in an update changes it, `[]` for one that no update changes. Absent: any update may
+   * change it. An update's preview shows it as state holds it where none of them changed, else as not known yet.
+   */
+  changesWith?: readonly string[];
 }
 
 /** How a property maps onto the client's view of the remote object (its type, its create and update options). */
@@ -163,6 +169,28 @@ export function updateOptions<Options>(table: PropertyTable, heldObject: object,
       return value === null && !binding.clears ? [] : [[binding.as ?? key, value]];
     }),
   ) as Options;
+}
+
+/**
+ * What an update will leave of a resource's outputs, as its preview answers before any request: the checked inputs
+ * (`news`, with what check derives from them), and each output the update computes as state holds it where the update
+ * leaves it ({@link PropertySpec.changesWith}, against the properties the resource's diff found `changed`), else not
+ * known yet. A count or a version the service will compute anew is never shown at its old value; where the diff is
+ * not known, nothing it might change is kept.
+ */
+export function outputsAfterUpdate(
+  table: PropertyTable,
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+  changed: ReadonlySet<string> | undefined,
+): Record<string, unknown> {
+  const outputs = { ...news };
+  for (const [key, spec] of Object.entries(table)) {
+    if (!spec.output || spec.argument !== undefined || key in news) continue;
+    const kept = spec.changesWith?.every((property) => changed !== undefined && !changed.has(property));
+    outputs[key] = kept && key in olds ? olds[key] : unknownValue;
+  }
+  return outputs;
 }
 
 /** The names whose change does `change`, in the table's order. */

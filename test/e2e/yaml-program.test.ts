@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -431,5 +431,87 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
     await project.run(["config", "rm", "tfegov:timeoutMs"]);
     await project.run(["destroy", "--yes", "--skip-preview"]);
     expect(await policiesOnService(client, organization)).toEqual([]);
+  }, 240_000);
+
+  // The plugin's gRPC server (src/plugin/serve.ts) under the engine, on the stack emptied above: policies on the
+  // default provider, each test a preview or two of its own.
+  const policiesProgram = (properties: Record<string, string[]>) =>
+    [
+      "name: tfegov-provider",
+      "runtime: yaml",
+      "resources:",
+      ...Object.entries(properties).flatMap(([name, lines]) => [
+        `  ${name}:`,
+        "    type: tfegov:index:Policy",
+        "    properties:",
+        '      code: "main = rule { true }\\n"',
+        ...lines.map((line) => `      ${line}`),
+      ]),
+      "",
+    ].join("\n");
+  /** What the provider sends the engine, under the resource, of a new policy at a blocking level. */
+  const engineMessage = /policy "guard" at soft-mandatory: whom it would block is not known/;
+
+  it("fails preview of a Policy of an invalid kind with the provider's reason", async () => {
+    await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["kind: tfpolicy"] }));
+    const refused = await project.run(["preview"], { allowFailure: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toMatch(/kind "tfpolicy" is no kind of individual policy/);
+  }, 120_000);
+
+  it("shows the provider's messages under the resource with `pulumi preview --tracing`", async () => {
+    await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["enforcementLevel: soft-mandatory"] }));
+    const traced = await project.run(["preview", "--tracing", `file:${join(project.dir, "preview.trace")}`]);
+    expect(traced.output).toMatch(engineMessage);
+  }, 120_000);
+
+  it("sends each command's messages to its own engine from a plugin the engine attached to", async () => {
+    await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["enforcementLevel: soft-mandatory"] }));
+    const executable = join(
+      project.env.PULUMI_HOME as string,
+      "plugins",
+      "resource-tfegov-v0.1.0",
+      "pulumi-resource-tfegov",
+    );
+    const plugin = spawn(executable, [], { cwd: project.dir, env: project.env, stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      const port = await new Promise<string>((started, failed) => {
+        plugin.stdout.once("data", (chunk) => started(String(chunk).trim()));
+        plugin.once("exit", (code) => failed(new Error(`the plugin exited ${code}`)));
+      });
+      const attached = { env: { PULUMI_DEBUG_PROVIDERS: `tfegov:${port}` } };
+      for (const command of ["first", "second"]) {
+        expect((await project.run(["preview"], attached)).output, command).toMatch(engineMessage);
+      }
+    } finally {
+      plugin.kill();
+    }
+  }, 120_000);
+
+  it("previews what an update's service computes anew as not known, and what the update keeps as it is", async () => {
+    const baseline = await client.policySets.create(organization, { name: "count-baseline" });
+    // A reader of the guard's outputs: its name reads the guard's id (an unknown one would replace the reader), its
+    // description the count of sets that hold the guard, which joining a set changes.
+    const program = (policySetIds: string[]) =>
+      policiesProgram({
+        guard: [`policySetIds: ${JSON.stringify(policySetIds)}`],
+        reader: [`name: reader-\${guard.policyId}`, `description: held by \${guard.policySetCount} sets`],
+      });
+    try {
+      await project.writeFile("Pulumi.yaml", program([]));
+      await project.run(["up", "--yes", "--skip-preview"]);
+      await project.writeFile("Pulumi.yaml", program([baseline.id]));
+      const preview = await project.run(["preview", "--diff"]);
+      expect(preview.output).toMatch(/~ tfegov:index:Policy: \(update\)\s+\[id=pol-\w+\]\s+\[urn=[^\]]+::reader\]/);
+      expect(preview.output).toMatch(/~ description: "held by 0 sets" => \[unknown\]/);
+      await project.run(["up", "--yes", "--skip-preview"]);
+      const reader = (await policiesOnService(client, organization)).find((policy) =>
+        policy.name.startsWith("reader-"),
+      );
+      expect(reader?.description).toBe("held by 1 sets");
+    } finally {
+      await project.run(["destroy", "--yes", "--skip-preview"]);
+      await client.policySets.delete(baseline.id);
+    }
   }, 240_000);
 });

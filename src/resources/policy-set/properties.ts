@@ -288,9 +288,10 @@ export const policySetProperties = propertyTable<PolicySetArgs>()({
   adoptExisting: { argument: "boolean", change: "none", output: false },
   allowWeakening: { argument: "boolean", change: "none", output: false },
   allowStricter: { argument: "boolean", change: "none", output: false },
-  policySetId: { change: "none", output: true },
-  currentVersionId: { change: "none", output: true },
-  parameterIds: { change: "none", output: true, keyed: true },
+  policySetId: { change: "none", output: true, changesWith: [] },
+  // A new version: uploaded when the folder's content changed, ingested when the set reads another repository or path.
+  currentVersionId: { change: "none", output: true, changesWith: ["contentHash", "vcsRepo", "policiesPath"] },
+  parameterIds: { change: "none", output: true, keyed: true, changesWith: ["parameters"] },
 });
 export const replacingProperties = propertiesThat(policySetProperties, "replaces");
 export const updatableProperties = propertiesThat(policySetProperties, "updates");

@@ -159,9 +159,10 @@ export const policyProperties = propertyTable<PolicyArgs>()({
   allowWeakening: { argument: "boolean", change: "none", output: false },
   allowStricter: { argument: "boolean", change: "none", output: false },
   regoVersion: { argument: "string", change: "none", output: false },
-  policyId: { change: "none", output: true, service: { as: "id", read: "as held" } },
-  policySetCount: { change: "none", output: true, service: { read: "as held" } },
-  updatedAt: { change: "none", output: true, service: { read: "as held" } },
+  policyId: { change: "none", output: true, service: { as: "id", read: "as held" }, changesWith: [] },
+  policySetCount: { change: "none", output: true, service: { read: "as held" }, changesWith: ["policySetIds"] },
+  // An update keeps what state knew of the code's last verified change unless it uploads code (see `update`).
+  updatedAt: { change: "none", output: true, service: { read: "as held" }, changesWith: ["codeHash"] },
 });
 export const replacingProperties = propertiesThat(policyProperties, "replaces");
 export const updatableProperties = propertiesThat(policyProperties, "updates");
