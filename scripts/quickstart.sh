@@ -4,5 +4,5 @@
 # the server's data and the stack's state live under .tfe/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-npm run --silent build
+node scripts/build-when-stale.mjs
 exec node scripts/quickstart.mjs "$@"

@@ -13,9 +13,9 @@ const foreignPassphrase = "a passphrase of other work";
 
 // README's main-job command, from scratch, to the end: the local server, `pulumi up` of the top-level Pulumi.yaml
 // (the quickstart program), of examples/policy-folders and of examples/yaml (through the plugin), and the report of what the server holds. Run again on the
-// same data, it changes nothing, and deletes nothing: a program entry point resolved to anything but the program's
+// same data (from a shell that exports a passphrase of its own), it changes nothing, and deletes nothing: a program entry point resolved to anything but the program's
 // index.ts would register no resource and so delete them all.
-it("npm run quickstart creates the three programs' policies and the deprecation, then changes nothing twice", async () => {
+it("npm run quickstart creates the three programs' policies and the deprecation, then changes nothing, whatever passphrase the shell exports", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "quickstart-"));
   const options = {
     cwd: resolve(__dirname, "..", ".."),
@@ -70,21 +70,18 @@ it("npm run quickstart creates the three programs' policies and the deprecation,
     // A shell that exported a passphrase for other work (docs/other-languages.md has one export it): the quickstart's
     // stacks keep their own.
     const second = await quickstart({ PULUMI_CONFIG_PASSPHRASE: foreignPassphrase });
-    const third = await quickstart();
-    for (const again of [second, third]) {
-      expect(again.quickstartUp).toMatch(/^\s+8 unchanged$/m);
-      expect(again.policyFoldersUp).toMatch(/^\s+9 unchanged$/m);
-      expect(again.yamlUp).toMatch(/^\s+3 unchanged$/m);
-      for (const up of [again.quickstartUp, again.policyFoldersUp, again.yamlUp]) {
-        expect(up).not.toMatch(/created|updated|replaced/);
-      }
-      expect(again.report).toMatch(/policy require-tags\s+sentinel soft-mandatory/);
-      expect(again.report).toMatch(/policy require-owner-tag\s+sentinel soft-mandatory/);
+    expect(second.quickstartUp).toMatch(/^\s+8 unchanged$/m);
+    expect(second.policyFoldersUp).toMatch(/^\s+9 unchanged$/m);
+    expect(second.yamlUp).toMatch(/^\s+3 unchanged$/m);
+    for (const up of [second.quickstartUp, second.policyFoldersUp, second.yamlUp]) {
+      expect(up).not.toMatch(/created|updated|replaced/);
     }
+    expect(second.report).toMatch(/policy require-tags\s+sentinel soft-mandatory/);
+    expect(second.report).toMatch(/policy require-owner-tag\s+sentinel soft-mandatory/);
 
     // Its closing lines, run as printed: the free port of this machine for 8080, and "yes" to the two commands that
     // ask. The drift check passes, and destroy deletes what the quickstart program made.
-    const block = third.report
+    const block = second.report
       .split("\n")
       .filter((line) => line.startsWith("    "))
       .map((line) => line.slice(4))
