@@ -93,7 +93,10 @@ function pulumi(args, { quiet = false, cwd = root, extraEnv = {} } = {}) {
   });
 }
 
-/** The stack settings files the quickstart's stacks have in the repository: each holds its passphrase's salt. */
+/**
+ * The stack settings files of the quickstart's stacks, each holding its passphrase's salt: made by its first run,
+ * git-ignored and tracked by none, so that removing them (failureLine's advice) touches nothing of the repository.
+ */
 const stackFiles = [
   "Pulumi.quickstart.yaml",
   "examples/policy-folders/Pulumi.quickstart.yaml",

@@ -1,4 +1,5 @@
-import { execFile, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { cp, mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -142,6 +143,19 @@ it("a stack of an earlier run with another passphrase: one line saying what to r
     await rm(root, { recursive: true, force: true });
   }
 }, 120_000);
+
+// Review of issue 52, item 11: no stack's salt in the repository. The quickstart makes each of its stack settings
+// files at its first run, with its own passphrase; a tracked one would hold the salt of whoever made it, and the
+// quickstart's advice after a passphrase mismatch ("rm -rf ...") would delete a tracked file.
+it("the repository tracks no stack settings file with an encryptionsalt: the quickstart makes its own", () => {
+  const repo = resolve(__dirname, "..", "..");
+  const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: repo, encoding: "utf8" }).split("\0").filter(Boolean);
+  const salted = tracked.filter(
+    (file) =>
+      /(^|\/)Pulumi\.[^/]+\.ya?ml$/.test(file) && /encryptionsalt:/.test(readFileSync(join(repo, file), "utf8")),
+  );
+  expect(salted).toEqual([]);
+});
 
 function freePort(): Promise<number> {
   return new Promise((done, fail) => {
