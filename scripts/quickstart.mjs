@@ -23,8 +23,10 @@ console.log(`Local HCP Terraform API: ${server.url}\n`);
 // secret (the token comes from TFE_TOKEN), and a passphrase exported for other work would not open them.
 const passphrase = "quickstart";
 const { PULUMI_CONFIG_PASSPHRASE_FILE: _passphraseFile, ...callerEnv } = process.env;
+// Nor does it take the caller's settings of the provider (TFE_*): it documents none, and one exported for other work
+// (TFE_REQUIRE_NO_BLOCKED_RUNS=true, a TFE_ORGANIZATION) would change what its programs do against its own server.
 const env = {
-  ...callerEnv,
+  ...Object.fromEntries(Object.entries(callerEnv).filter(([name]) => !name.startsWith("TFE_"))),
   PULUMI_BACKEND_URL: `file://${join(dataDir, "pulumi-state")}`,
   PULUMI_CONFIG_PASSPHRASE: passphrase,
   PULUMI_SKIP_UPDATE_CHECK: "true",
