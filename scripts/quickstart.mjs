@@ -12,11 +12,14 @@ const root = resolve(import.meta.dirname, "..");
 // The server's data and the stack's state; CI points this elsewhere to run the quickstart from scratch.
 const dataDir = resolve(process.env.QUICKSTART_DATA_DIR ?? join(root, ".tfe"));
 mkdirSync(join(dataDir, "pulumi-state"), { recursive: true });
-const seed = JSON.parse(readFileSync(join(root, "examples", "quickstart", "seed.json"), "utf8"));
+const seedFile = join(root, "examples", "quickstart", "seed.json");
+const seed = JSON.parse(readFileSync(seedFile, "utf8"));
 const token = seed.tokens[0].token;
 const stack = "quickstart";
 
-const server = await startServer({ port: 0, data: join(dataDir, "quickstart.sqlite"), seed });
+// The seed goes to the server as its file, not as the object read above: a seed file names its repositories'
+// folders (`from`) relative to itself, an object relative to the working directory, which is the repository's root.
+const server = await startServer({ port: 0, data: join(dataDir, "quickstart.sqlite"), seed: seedFile });
 console.log(`Local HCP Terraform API: ${server.url}\n`);
 
 // The quickstart's stacks have a passphrase of their own, whatever the caller's environment says: they hold no
