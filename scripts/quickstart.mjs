@@ -12,19 +12,24 @@ const root = resolve(import.meta.dirname, "..");
 // The server's data and the stack's state; CI points this elsewhere to run the quickstart from scratch.
 const dataDir = resolve(process.env.QUICKSTART_DATA_DIR ?? join(root, ".tfe"));
 mkdirSync(join(dataDir, "pulumi-state"), { recursive: true });
-const seed = JSON.parse(readFileSync(join(root, "examples", "quickstart", "seed.json"), "utf8"));
+const seedFile = join(root, "examples", "quickstart", "seed.json");
+const seed = JSON.parse(readFileSync(seedFile, "utf8"));
 const token = seed.tokens[0].token;
 const stack = "quickstart";
 
-const server = await startServer({ port: 0, data: join(dataDir, "quickstart.sqlite"), seed });
+// The seed goes to the server as its file, not as the object read above: a seed file names its repositories'
+// folders (`from`) relative to itself, an object relative to the working directory, which is the repository's root.
+const server = await startServer({ port: 0, data: join(dataDir, "quickstart.sqlite"), seed: seedFile });
 console.log(`Local HCP Terraform API: ${server.url}\n`);
 
 // The quickstart's stacks have a passphrase of their own, whatever the caller's environment says: they hold no
 // secret (the token comes from TFE_TOKEN), and a passphrase exported for other work would not open them.
 const passphrase = "quickstart";
 const { PULUMI_CONFIG_PASSPHRASE_FILE: _passphraseFile, ...callerEnv } = process.env;
+// Nor does it take the caller's settings of the provider (TFE_*): it documents none, and one exported for other work
+// (TFE_REQUIRE_NO_BLOCKED_RUNS=true, a TFE_ORGANIZATION) would change what its programs do against its own server.
 const env = {
-  ...callerEnv,
+  ...Object.fromEntries(Object.entries(callerEnv).filter(([name]) => !name.startsWith("TFE_"))),
   PULUMI_BACKEND_URL: `file://${join(dataDir, "pulumi-state")}`,
   PULUMI_CONFIG_PASSPHRASE: passphrase,
   PULUMI_SKIP_UPDATE_CHECK: "true",
@@ -93,7 +98,10 @@ function pulumi(args, { quiet = false, cwd = root, extraEnv = {} } = {}) {
   });
 }
 
-/** The stack settings files the quickstart's stacks have in the repository: each holds its passphrase's salt. */
+/**
+ * The stack settings files of the quickstart's stacks, each holding its passphrase's salt: made by its first run,
+ * git-ignored and tracked by none, so that removing them (failureLine's advice) touches nothing of the repository.
+ */
 const stackFiles = [
   "Pulumi.quickstart.yaml",
   "examples/policy-folders/Pulumi.quickstart.yaml",

@@ -73,10 +73,32 @@ export interface ImpactReport {
 const levelsOf = (kind: PolicySetKind): readonly string[] =>
   kind === "tfpolicy" ? tfPolicyLevels : [...enforcementLevelsByKind[kind]].reverse();
 
-export async function impactMain(
-  args: string[],
-  io: { out: NodeJS.WritableStream; log: (line: string) => void; env?: NodeJS.ProcessEnv },
-): Promise<number> {
+type ImpactIo = { out: NodeJS.WritableStream; log: (line: string) => void; env?: NodeJS.ProcessEnv };
+
+/** The prefix of every failure of this command, as `tfe-governance import` says its own. */
+const failurePrefix = "tfe-governance impact: ";
+
+/** The `impact` subcommand: returns the exit status; a failure is one line on `io.log`, in a command line's words. */
+export async function impactMain(args: string[], io: ImpactIo): Promise<number> {
+  try {
+    return await impact(args, io);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // node:util's parseArgs says "Unknown option '--x'" and no more: say where the options are.
+    const hint =
+      (error as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
+        ? "; see tfe-governance impact --help"
+        : "";
+    io.log(`${failurePrefix}${message}${hint}`);
+    return 2;
+  }
+}
+
+async function impact(args: string[], io: ImpactIo): Promise<number> {
+  const refuse = (line: string) => {
+    io.log(`${failurePrefix}${line}`);
+    return 2;
+  };
   const { values } = parseArgs({
     args,
     options: {
@@ -103,40 +125,35 @@ export async function impactMain(
   const env = io.env ?? process.env;
   const organization = values.organization ?? env.TFE_ORGANIZATION;
   if (!organization) {
-    io.log("impact needs an organization: --organization ORG, or TFE_ORGANIZATION");
-    return 2;
+    return refuse("impact needs an organization: --organization ORG, or TFE_ORGANIZATION");
   }
   if (values.address !== undefined && values.hostname !== undefined) {
-    io.log("--address and --hostname name the same thing: give one of them");
-    return 2;
+    return refuse("--address and --hostname name the same thing: give one of them");
   }
   for (const [flag, text] of [
     ["--days", values.days],
     ["--budget", values.budget],
   ] as const) {
     if (!/^\d+$/.test(text) || Number(text) === 0) {
-      io.log(`${flag} ${text}: give a whole number above 0`);
-      return 2;
+      return refuse(`${flag} ${text}: give a whole number above 0`);
     }
   }
   const kind = values.kind as PolicySetKind;
   if (!policySetKinds.includes(kind)) {
-    io.log(`--kind ${values.kind}: use ${policySetKinds.join(", ")}`);
-    return 2;
+    return refuse(`--kind ${values.kind}: use ${policySetKinds.join(", ")}`);
   }
   if (values.level !== undefined && values.policy === undefined) {
-    io.log("--level says what a raise of one policy would block: give --policy NAME too");
-    return 2;
+    return refuse("--level says what a raise of one policy would block: give --policy NAME too");
   }
   if (values.level !== undefined && !levelsOf(kind).includes(values.level)) {
-    io.log(
+    return refuse(
       `--level ${values.level} is no level of a ${kind} policy: use ${levelsOf(kind).join(", ")} (--kind names the kind)`,
     );
-    return 2;
   }
   if (values.level !== undefined && !blocks(kind, values.level)) {
-    io.log(`--level ${values.level} blocks no run: give a level that does (${levelsOf(kind).slice(1).join(", ")})`);
-    return 2;
+    return refuse(
+      `--level ${values.level} blocks no run: give a level that does (${levelsOf(kind).slice(1).join(", ")})`,
+    );
   }
   const client = TfeClient.fromConfig({
     ...(values.address !== undefined ? { address: values.address } : {}),
@@ -154,8 +171,7 @@ export async function impactMain(
     } catch (error) {
       // The organization's own list answered 404: the organization is what to check, as this command takes it.
       if (error instanceof TfeApiError && error.status === 404 && /organization "/.test(error.message)) {
-        io.log(`${error.message}: check --organization (or TFE_ORGANIZATION) and the token`);
-        return 2;
+        return refuse(`${error.message}: check --organization (or TFE_ORGANIZATION) and the token`);
       }
       throw error;
     }
@@ -193,6 +209,15 @@ export async function impactMain(
     io.out.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : tableOf(report));
     for (const line of report.notRead) io.log(`not read: ${line}`);
     return 0;
+  } catch (error) {
+    // The client's message names a program's stack config too (tfe:token), which this command does not read.
+    if (error instanceof TfeApiError && error.status === 401) {
+      return refuse(
+        `${error.method} ${error.path}: the token was not accepted (401): set a valid API token in TFE_TOKEN, or ` +
+          `run "terraform login ${new URL(client.address).host}" to write the credentials file`,
+      );
+    }
+    throw error;
   } finally {
     await client.close();
   }

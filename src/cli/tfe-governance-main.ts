@@ -4,7 +4,7 @@ import { pendingCreatesMain } from "../recovery/pending-creates";
 import { checkFolderMain } from "./check-folder";
 import { impactMain } from "./impact";
 import { policyTestMain } from "./policy-test";
-import { tfeGovernanceUsage as usage } from "./usage";
+import { commandUsages, tfeGovernanceUsage as usage } from "./usage";
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -30,6 +30,12 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === "test") {
     return policyTestMain(args, { out: process.stdout, log: (line) => process.stderr.write(`${line}\n`) });
+  }
+  // `tfe-governance help impact`, as git and npm take it: that command's own help.
+  const named = command === "help" ? commandUsages[args[0] ?? ""] : undefined;
+  if (named !== undefined) {
+    process.stdout.write(`${named}\n`);
+    return 0;
   }
   if (command === undefined || command === "--help" || command === "help") {
     process.stdout.write(`${usage}\n`);

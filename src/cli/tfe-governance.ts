@@ -8,7 +8,7 @@ const argv = process.argv.slice(2);
 if (!nodeTooOld()) {
   (require("./tfe-governance-main") as typeof import("./tfe-governance-main")).run(argv);
 } else if (argv.includes("--help") || argv[0] === "help") {
-  const usage = commandUsages[argv[0] ?? ""] ?? tfeGovernanceUsage;
+  const usage = commandUsages[(argv[0] === "help" ? argv[1] : argv[0]) ?? ""] ?? tfeGovernanceUsage;
   process.stdout.write(`${usage}\n\n${nodeRequirement("tfe-governance")}.\n`);
 } else {
   process.stderr.write(`${nodeRequirement("tfe-governance")}.\n`);

@@ -51,6 +51,11 @@ export interface ApiErrorDetails {
   /** Size of the upload that was refused with 413. */
   uploadBytes?: number | undefined;
   attempts: number;
+  /**
+   * Whether a read with this token found the organization the path names earlier in this client's life (the provider
+   * process of one operation): then the organization exists, and a 404 under it is the object's or the permission's.
+   */
+  organizationReadable?: boolean | undefined;
 }
 
 /**
@@ -76,8 +81,8 @@ export class TfeApiError extends TfeError {
   readonly errors: JsonApiErrorObject[];
   readonly attempts: number;
   /**
-   * A 404 on a collection right under an organization (its policies, its policy sets): the organization this names
-   * does not exist, or the token cannot see it.
+   * A 404 on a read of a collection right under an organization (its policies, its policy sets) that no earlier read
+   * of this token found: the organization this names does not exist, or the token cannot see it.
    */
   readonly organizationNotFound: string | undefined;
 
@@ -88,7 +93,7 @@ export class TfeApiError extends TfeError {
     this.path = details.path;
     this.errors = details.errors;
     this.attempts = details.attempts;
-    this.organizationNotFound = details.status === 404 ? organizationOfCollection(details.path) : undefined;
+    this.organizationNotFound = organizationNotFoundBy(details);
   }
 
   /** The attributes a 422 names through `source.pointer`, e.g. `name` for `/data/attributes/name`. */
@@ -120,12 +125,12 @@ function describeApiError(details: ApiErrorDetails): string {
     case 401:
       return `${request}: the token was not accepted (401): set a valid API token in tfe:token, TFE_TOKEN or the Terraform credentials file`;
     case 404: {
-      const organization = organizationOfCollection(details.path);
+      const organization = organizationNotFoundBy(details);
       if (organization !== undefined) {
         // Every object of the organization is out of reach: the organization itself is what is wrong.
         return `${request}: organization "${organization}" does not exist, or this token has no access to it (404)`;
       }
-      const said = notFoundDetail(details.errors, bodyText);
+      const said = [writePermissionNote(details), notFoundDetail(details.errors, bodyText)].filter(Boolean).join(": ");
       return `${request}: not found, or the token lacks permission for it (404)${said ? `: ${said}` : ""}`;
     }
     case 413: {
@@ -145,11 +150,59 @@ function describeApiError(details: ApiErrorDetails): string {
 }
 
 /**
- * The organization of a collection right under it (`/api/v2/organizations/acme/policies`): a 404 there means the
- * organization does not exist or the token cannot see it, whatever the collection.
+ * The organization a 404 says is missing or out of this token's sight: a read of a collection right under it
+ * (`GET /api/v2/organizations/acme/policies`) finds every object of it, so only the organization can be what is not
+ * found, unless an earlier read of this token found it. A write there is no such proof: the service answers 404, never
+ * 403, to a token of the organization that lacks the permission to write (service-facts.md).
  */
+function organizationNotFoundBy(details: ApiErrorDetails): string | undefined {
+  if (details.status !== 404 || details.method !== "GET" || details.organizationReadable) return undefined;
+  return organizationOfCollection(details.path);
+}
+
+/** The team permission a write of this path takes, as HCP Terraform's settings name it. */
+function writePermission(path: string): string | undefined {
+  if (
+    /^\/api\/v2\/(organizations\/[^/?]+\/)?(policies|policy-sets|policy-set-versions|policy-set-parameters)\b/.test(
+      path,
+    )
+  ) {
+    return "Manage policies";
+  }
+  if (/\/registry-modules\//.test(path)) return "Manage modules";
+  return undefined;
+}
+
+/**
+ * What a write's 404 adds: the permission it takes, and what is known of the organization. Both causes stay named:
+ * the service answers 404 alike to an object that is not there and to a token without the permission.
+ */
+function writePermissionNote(details: ApiErrorDetails): string {
+  if (details.method === "GET") return "";
+  const permission = writePermission(details.path);
+  const organization = organizationOfCollection(details.path);
+  if (permission === undefined) return "";
+  if (organization === undefined) return `it takes the "${permission}" permission of the token's team`;
+  if (details.organizationReadable) {
+    return (
+      `this token reads organization "${organization}", so it exists: the token's team likely lacks the ` +
+      `"${permission}" permission`
+    );
+  }
+  return `check organization "${organization}"'s name, and that the token's team has the "${permission}" permission`;
+}
+
+/** The organization of a collection right under it (`/api/v2/organizations/acme/policies`). */
 function organizationOfCollection(path: string): string | undefined {
-  const name = /^\/api\/v2\/organizations\/([^/?]+)\/[^/?]+(?:\?.*)?$/.exec(path)?.[1];
+  return decodedName(/^\/api\/v2\/organizations\/([^/?]+)\/[^/?]+(?:\?.*)?$/.exec(path)?.[1]);
+}
+
+/** The organization a path is of: itself, or anything under it (`/api/v2/organizations/acme/...`). */
+export function organizationOfPath(path: string): string | undefined {
+  return decodedName(/^\/api\/v2\/organizations\/([^/?]+)(?:[/?].*)?$/.exec(path)?.[1]);
+}
+
+function decodedName(name: string | undefined): string | undefined {
   if (name === undefined) return undefined;
   try {
     return decodeURIComponent(name);

@@ -6,7 +6,7 @@ import type { z } from "zod";
 import { jsonApiMediaType, type LenientJsonApiErrorObject, lenientJsonApiErrorDocument } from "../contract/jsonapi";
 import { lenientRegistryErrorDocument } from "../contract/registry";
 import { keepCompiledCode } from "../process/compile-cache";
-import { summarizeText, TfeApiError, TfeCancelledError, TfeConnectionError } from "./errors";
+import { organizationOfPath, summarizeText, TfeApiError, TfeCancelledError, TfeConnectionError } from "./errors";
 import type { RateLimiter } from "./rate-limiter";
 import { ServerClock } from "./server-clock";
 
@@ -132,6 +132,11 @@ export class Transport {
   /** What every answer of the service's own origin tells of its clock (see server-clock.ts). */
   readonly #clock = new ServerClock();
   #sent = 0;
+  /**
+   * Organizations a read with this token found (an answer below 300 to a GET of or under one): a later 404 under one
+   * of them is not the organization's (see TfeApiError.organizationNotFound).
+   */
+  readonly #readableOrganizations = new Set<string>();
 
   /** Requests sent so far, every attempt counted: what a read bounded by a request budget counts. */
   get requestsSent(): number {
@@ -377,6 +382,10 @@ export class Transport {
       if (status >= 400 || (status >= 300 && !spec.acceptRedirects)) {
         throw this.apiError(spec, response, attempt, payload);
       }
+      const organization = origin === this.#origin ? organizationOfPath(spec.path) : undefined;
+      if (spec.method === "GET" && status < 300 && organization !== undefined) {
+        this.#readableOrganizations.add(organization);
+      }
       return { ...response, attempts: attempt };
     }
   }
@@ -412,6 +421,7 @@ export class Transport {
       rawBody: unparsed,
       uploadBytes: spec.rawBody ? payload?.byteLength : undefined,
       attempts,
+      organizationReadable: this.#readableOrganizations.has(organizationOfPath(spec.path) ?? ""),
     });
   }
 }

@@ -44,5 +44,11 @@ export async function invokeFunction(
   const name = token.split(":").pop() ?? "";
   const call = functions[name];
   if (!call || !token.endsWith(`:index:${name}`)) throw new Error(`${token} is no function of this package`);
-  return JSON.parse(JSON.stringify(await call(args, context))) as Record<string, unknown>;
+  try {
+    return JSON.parse(JSON.stringify(await call(args, context))) as Record<string, unknown>;
+  } catch (error) {
+    // The settings a failure names, as this program's language spells them (tfegov:organization).
+    if (error instanceof Error) error.message = context.wording(error.message);
+    throw error;
+  }
 }

@@ -6,6 +6,7 @@ import type { PolicySet } from "../client/policy-sets";
 import type { RegistryModuleVersion, RegistryModuleVersionSummary } from "../client/registry";
 import type { PolicyKind, PolicySetKind } from "../contract/policies";
 import { readResults, workspacesToRead } from "../impact";
+import { withOrganizationAdvice } from "../resources/failure-report";
 import { type ArgumentTable, assertArguments } from "../resources/property-table";
 
 /**
@@ -187,8 +188,15 @@ function organizationOf(subject: string, given: string | undefined, options: Rea
   return organization;
 }
 
+/**
+ * `read` with the client of `options`; an organization the service does not show the token fails naming the setting
+ * that gave it, as a resource's failure does.
+ */
 async function withClient<T>(options: ReadFunctionOptions, read: (client: TfeClient) => Promise<T>): Promise<T> {
-  if (options.client) return read(options.client);
+  const adviseOnOrganization = (error: unknown) => {
+    throw withOrganizationAdvice(error, "the function's organization argument");
+  };
+  if (options.client) return read(options.client).catch(adviseOnOrganization);
   const client = TfeClient.fromConfig({
     address: options.address,
     hostname: options.hostname,
@@ -196,7 +204,7 @@ async function withClient<T>(options: ReadFunctionOptions, read: (client: TfeCli
     stackConfig: pulumiStackConfig(),
   });
   try {
-    return await read(client);
+    return await read(client).catch(adviseOnOrganization);
   } finally {
     await client.close();
   }

@@ -35,13 +35,30 @@ function sharedCause(cause: TfeApiError | TfeConnectionError, settings: UsedSett
   return undefined;
 }
 
-/** Which setting names the organization a 404 says is missing, or undefined for any other failure. */
-export function organizationAdvice(cause: TfeApiError | TfeConnectionError): string | undefined {
+/**
+ * Which setting names the organization a 404 says is missing, or undefined for any other failure: what resources and
+ * read functions alike say. `alsoNamedBy`: what else of the caller names it (the resource's organization).
+ */
+export function organizationAdvice(
+  cause: TfeApiError | TfeConnectionError,
+  alsoNamedBy = "the resource's organization",
+): string | undefined {
   if (!(cause instanceof TfeApiError) || cause.organizationNotFound === undefined) return undefined;
   return (
-    "Check the organization's name in tfe:organization (or TFE_ORGANIZATION, or the resource's organization), and " +
-    "that the token belongs to that organization"
+    `Check the organization's name in tfe:organization (or TFE_ORGANIZATION, or ${alsoNamedBy}), and that the ` +
+    "token belongs to that organization"
   );
+}
+
+/**
+ * `error` with {@link organizationAdvice} said after it where an organization the token does not see caused it: a
+ * read function's failure, which no provider's failure report tells.
+ */
+export function withOrganizationAdvice(error: unknown, alsoNamedBy: string): unknown {
+  const cause = tfeCause(error);
+  const advice = cause && organizationAdvice(cause, alsoNamedBy);
+  if (advice && error instanceof Error) error.message += `. ${advice}`;
+  return error;
 }
 
 /**

@@ -69,6 +69,15 @@ export class ProviderContext {
   }
 
   /**
+   * What asked for certainty, as the user set it, for a refusal to name: the stack's setting, or the environment
+   * variable (a shell may export it for other work, where the stack says nothing of it).
+   */
+  get requireNoBlockedRunsSetBy(): string {
+    if (this.stackConfig?.get("requireNoBlockedRuns") !== undefined) return "tfe:requireNoBlockedRuns";
+    return "TFE_REQUIRE_NO_BLOCKED_RUNS=true";
+  }
+
+  /**
    * `tfe:requirePolicyTests` (or `TFE_REQUIRE_POLICY_TESTS`) set to `true`: a folder whose own tests fail or cannot run
    * is refused at preview, instead of a warning.
    */

@@ -117,7 +117,7 @@ export async function sayImpact(
       ? ", or raise tfe:impactRequestBudget to read further"
       : "";
     throw new GovernanceRefusal(
-      `${message}. tfe:requireNoBlockedRuns refuses a stricter change ${what}: set allowStricter: true on this ` +
+      `${message}. ${context.requireNoBlockedRunsSetBy} refuses a stricter change ${what}: set allowStricter: true on this ` +
         `resource to approve it${readFurther}`,
     );
   }

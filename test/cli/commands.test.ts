@@ -61,6 +61,9 @@ describe("help", () => {
         const own = await command(governanceCli, [name, "--help"], nodeArgs);
         expect(own.code, `${name} --help ${nodeArgs.join(" ")}`).toBe(0);
         expect(own.stdout).toMatch(new RegExp(`^Usage: tfe-governance ${name} `));
+        // As git and npm take it: `help <command>` is that command's own help (review of issue 52).
+        const asked = await command(governanceCli, ["help", name], nodeArgs);
+        expect([asked.code, asked.stdout], `help ${name} ${nodeArgs.join(" ")}`).toEqual([0, own.stdout]);
       }
     }
   });

@@ -254,29 +254,54 @@ describe("tfe-governance impact", () => {
     const wrong = await impact(["--organization", "acmee"]);
     expect(wrong.code).toBe(2);
     expect(wrong.logged).toEqual([
-      'GET /api/v2/organizations/acmee/workspaces: organization "acmee" does not exist, or this token has no access to ' +
+      'tfe-governance impact: GET /api/v2/organizations/acmee/workspaces: organization "acmee" does not exist, or this token has no access to ' +
         "it (404): check --organization (or TFE_ORGANIZATION) and the token",
+    ]);
+  });
+
+  // Review of issue 52: a command line's failures say which command they are, an unknown option where the options
+  // are, and a refused token the ways this command takes one (a program's tfe:token is no setting of it).
+  it("says its failures as tfe-governance impact, pointing to --help and to the token's ways", async () => {
+    const typo = await impact(["--organisation", "acme"]);
+    expect([typo.code, typo.logged]).toEqual([
+      2,
+      ["tfe-governance impact: Unknown option '--organisation'; see tfe-governance impact --help"],
+    ]);
+    const logged: string[] = [];
+    const refused = await impactMain([], {
+      out: new PassThrough(),
+      log: (line) => logged.push(line),
+      env: { TFE_ADDRESS: server.url, TFE_TOKEN: "not-a-token-of-this-server-0123", TFE_ORGANIZATION: organization },
+    });
+    expect([refused, logged]).toEqual([
+      2,
+      [
+        "tfe-governance impact: GET /api/v2/organizations/acme/workspaces: the token was not accepted (401): set a " +
+          `valid API token in TFE_TOKEN, or run "terraform login ${new URL(server.url).host}" to write the credentials file`,
+      ],
     ]);
   });
 
   it("names what it needs when it lacks it, and a level its kind does not have", async () => {
     expect((await impact(["--level", "hard-mandatory"])).logged).toEqual([
-      "--level says what a raise of one policy would block: give --policy NAME too",
+      "tfe-governance impact: --level says what a raise of one policy would block: give --policy NAME too",
     ]);
-    expect((await impact(["--days", "0"])).logged).toEqual(["--days 0: give a whole number above 0"]);
+    expect((await impact(["--days", "0"])).logged).toEqual([
+      "tfe-governance impact: --days 0: give a whole number above 0",
+    ]);
     const typo = await impact(["--policy", "require-tags", "--level", "hard-mandatroy"]);
     expect([typo.code, typo.logged]).toEqual([
       2,
       [
-        "--level hard-mandatroy is no level of a sentinel policy: use advisory, soft-mandatory, hard-mandatory (--kind names the kind)",
+        "tfe-governance impact: --level hard-mandatroy is no level of a sentinel policy: use advisory, soft-mandatory, hard-mandatory (--kind names the kind)",
       ],
     ]);
     const otherKind = await impact(["--policy", "require-tags", "--level", "mandatory", "--kind", "tfpolicy"]);
     expect(otherKind.code).toBe(0);
     const wrongKind = await impact(["--policy", "require-tags", "--level", "mandatory"]);
-    expect(wrongKind.logged[0]).toMatch(/^--level mandatory is no level of a sentinel policy/);
+    expect(wrongKind.logged[0]).toMatch(/^tfe-governance impact: --level mandatory is no level of a sentinel policy/);
     expect((await impact(["--policy", "require-tags", "--level", "advisory"])).logged).toEqual([
-      "--level advisory blocks no run: give a level that does (soft-mandatory, hard-mandatory)",
+      "tfe-governance impact: --level advisory blocks no run: give a level that does (soft-mandatory, hard-mandatory)",
     ]);
   });
 });

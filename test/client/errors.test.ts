@@ -1,6 +1,7 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { TfeApiError, type TfeClient, TfeConnectionError } from "../../src/client/index";
+import { TfeApiError, TfeClient, TfeConnectionError } from "../../src/client/index";
+import { startServer } from "../../src/server";
 import { empty, freePort, json, rejection, startFaultServer, testClient, text, token } from "./helpers";
 
 const version = { organization: "acme", name: "vpc", provider: "aws", version: "1.2.0" };
@@ -64,8 +65,17 @@ const failure = { errors: [{ status: "500", title: "internal error", detail: "fa
 
 /** Spec section 7, one row each: the operation, the status, the body, and what the message must tell a person. */
 const rows: [keyof typeof operations, number, unknown, string[]][] = [
-  // A collection right under the organization: the organization is what the service does not show this token.
-  ["create", 404, notFound, ['organization "acme" does not exist, or this token has no access to it (404)']],
+  // A write to a collection right under the organization: the service answers 404, never 403, to a token of the
+  // organization without the permission, so both causes are named and the organization is not said to be missing.
+  [
+    "create",
+    404,
+    notFound,
+    [
+      "not found, or the token lacks permission for it (404)",
+      'check organization "acme"\'s name, and that the token\'s team has the "Manage policies" permission',
+    ],
+  ],
   ["create", 422, unprocessable, ["(422)", "name: invalid attribute: Name has already been taken", "enforce.0.mode"]],
   ["show", 404, notFound, ["not found, or the token lacks permission"]],
   [
@@ -90,6 +100,7 @@ const rows: [keyof typeof operations, number, unknown, string[]][] = [
   ],
   ["update", 404, notFound, ["not found, or the token lacks permission"]],
   ["update", 422, unprocessable, ["(422)", "name: invalid attribute: Name has already been taken"]],
+  // A read of a collection right under the organization: the organization is what the service does not show this token.
   ["list", 404, notFound, ['organization "acme" does not exist, or this token has no access to it (404)']],
   ["delete", 404, notFound, ["not found, or the token lacks permission"]],
   ["deprecate", 404, notFound, ["not found, or the token lacks permission"]],
@@ -138,6 +149,43 @@ describe("spec section 7: every error row becomes a TfeApiError a person can act
       'GET /api/v2/organizations/acme/policies: organization "acme" does not exist, or this token has no access to it (404)',
     );
     expect(organization.organizationNotFound).toBe("acme");
+  });
+
+  // Review of issue 52: the service answers 404, never 403, to a token of the organization without the permission
+  // to write (service-facts.md): a write's 404 names both causes and never says the organization is missing; once a
+  // read of this token found the organization, the message says it exists.
+  it("a write's 404 names the permission; a read of the organization by this token rules its absence out", async () => {
+    const readOnlyToken = "errors-read-only-token-0123";
+    const server = await startServer({
+      port: 0,
+      seed: {
+        organizations: [{ name: "acme", plus: true }],
+        tokens: [{ token: readOnlyToken, organizations: ["acme"], managePolicies: false, manageModules: false }],
+      },
+    });
+    const client = new TfeClient({ address: server.url, token: readOnlyToken, rateLimit: false });
+    const create = () =>
+      rejection(() => client.policies.create("acme", { name: "guard", enforcementLevel: "advisory" }));
+    try {
+      const unread = (await create()) as TfeApiError;
+      expect(unread.message).toBe(
+        "POST /api/v2/organizations/acme/policies: not found, or the token lacks permission for it (404): check " +
+          'organization "acme"\'s name, and that the token\'s team has the "Manage policies" permission',
+      );
+      expect(unread.organizationNotFound).toBeUndefined();
+      await client.policies.list("acme");
+      const afterRead = (await create()) as TfeApiError;
+      expect(afterRead.message).toBe(
+        "POST /api/v2/organizations/acme/policies: not found, or the token lacks permission for it (404): this token " +
+          'reads organization "acme", so it exists: the token\'s team likely lacks the "Manage policies" permission',
+      );
+      // Another organization's read still says what it does: that one is not there for this token.
+      const other = (await rejection(() => client.policies.list("acmee"))) as TfeApiError;
+      expect(other.organizationNotFound).toBe("acmee");
+    } finally {
+      await client.close();
+      await server.close();
+    }
   });
 
   it("keeps the JSON:API error objects and names the attributes of a 422", async () => {

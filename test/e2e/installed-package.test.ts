@@ -290,37 +290,43 @@ describe("publishing to a private registry, as README says", () => {
 
   // Issue 52 item 11: a quickstart leaves stack settings (with that machine's passphrase salt) in examples/; git
   // ignores them, and so must the package. One is made here, as the quickstart makes them, in case none is there.
-  it("packs no file git ignores, and no stack's encryption salt", async () => {
+  // Review of issue 52: a file git neither tracks nor ignores (a stray .env with a token) is no file of the
+  // repository's either. The pack runs as npm runs it, prepack and postpack around it (prepare, the build, left out).
+  it("packs only what git tracks besides dist/: no file git ignores, none it does not track, no stack's salt", async () => {
     const stackFile = join(repoRoot, "examples", "policy-folders", `Pulumi.pack-check-${process.pid}.yaml`);
+    const strayFile = join(repoRoot, "examples", "quickstart", `.env-pack-check-${process.pid}`);
     await writeFile(stackFile, "encryptionsalt: v1:pack-check:v1:not-a-real-salt\n");
+    await writeFile(strayFile, "TFE_TOKEN=pack-check-not-a-real-token\n");
+    const manifestBefore = readFileSync(join(repoRoot, "package.json"), "utf8");
+    const git = (args: string[]) => execFileSync("git", args, { cwd: repoRoot, encoding: "utf8" });
     try {
+      // The stray file is one git shows as untracked, not ignored: what the check is about.
+      expect(git(["ls-files", "--others", "--exclude-standard", "--", "examples"])).toContain(
+        `examples/quickstart/.env-pack-check-${process.pid}`,
+      );
       const flags = ["--dry-run", "--json", "--ignore-scripts", "--offline"];
-      const packed = JSON.parse(execFileSync("npm", ["pack", ...flags], { cwd: repoRoot, encoding: "utf8" })) as {
-        files: { path: string }[];
-      }[];
+      execFileSync(process.execPath, ["scripts/pack-manifest.mjs", "prepack"], { cwd: repoRoot });
+      let packed: { files: { path: string }[] }[];
+      try {
+        packed = JSON.parse(execFileSync("npm", ["pack", ...flags], { cwd: repoRoot, encoding: "utf8" }));
+      } finally {
+        execFileSync(process.execPath, ["scripts/pack-manifest.mjs", "postpack"], { cwd: repoRoot });
+      }
+      expect(readFileSync(join(repoRoot, "package.json"), "utf8")).toBe(manifestBefore);
       const listed = (packed[0]?.files ?? []).map((file) => file.path);
       expect(listed).toContain("examples/policy-folders/Pulumi.yaml");
-      // dist/ is built, and ignored by git for that reason: everything else packed is a file of the repository's.
+      expect(listed).toContain("dist/index.js");
+      // dist/ is built, and ignored by git for that reason: everything else packed is a file git tracks.
+      const tracked = new Set(git(["ls-files", "-z"]).split("\0"));
       const outsideDist = listed.filter((path) => !path.startsWith("dist/"));
-      const ignored = (() => {
-        try {
-          return execFileSync("git", ["check-ignore", "--stdin"], {
-            cwd: repoRoot,
-            input: outsideDist.join("\n"),
-            encoding: "utf8",
-          });
-        } catch (error) {
-          if ((error as { status?: number }).status === 1) return ""; // none of them is ignored
-          throw error;
-        }
-      })();
-      expect(ignored.split("\n").filter(Boolean)).toEqual([]);
+      expect(outsideDist.filter((path) => !tracked.has(path))).toEqual([]);
       const salted = outsideDist.filter((path) =>
         readFileSync(join(repoRoot, path), "utf8").includes("encryptionsalt"),
       );
       expect(salted).toEqual([]);
     } finally {
       await rm(stackFile, { force: true });
+      await rm(strayFile, { force: true });
     }
   }, 120_000);
 });

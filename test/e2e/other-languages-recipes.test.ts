@@ -1,7 +1,7 @@
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
@@ -107,7 +107,17 @@ describe("the recipes for other languages, each in a project of its own", () => 
       PULUMI_HOME: join(dir, ".pulumi-home"),
       PULUMI_BACKEND_URL: `file://${join(dir, ".state")}`,
       PULUMI_CONFIG_PASSPHRASE: "quick start",
+      // A shell of a machine where the toolchain was never put on PATH: `pulumi`, its hosts and Node.js 24 come from
+      // the page's own first line, or the quick start fails.
+      PATH: pathWithoutToolchain(),
     });
+    // Review of issue 52: README's `eval "$(npm run -s env)"` puts only the Node.js and YAML hosts on PATH, and on a
+    // fresh machine a Python or Go program then finds no host. On this machine the hosts the tests built sit beside
+    // the CLI whatever the line asks for, so that the line asks for this language's host is read from it too.
+    const envLine = (serverBlock as string).split("\n").find((line) => line.includes("npm run -s env")) ?? "";
+    expect(envLine).toMatch(/^eval "\$\(npm run -s env( -- [a-z ]+)?\)"$/);
+    if (language !== "YAML")
+      expect(envLine.split(" -- ")[1] ?? "").toMatch(new RegExp(`\\b${language.toLowerCase()}\\b`));
     const server = substitute(
       substitute(serverBlock as string, "--port 8080", `--port ${port}`),
       "export ARTIFACTS=$PWD/artifacts",
@@ -164,6 +174,17 @@ describe("the recipes for other languages, each in a project of its own", () => 
     expect(await quickStart("Go", program)).toEqual(["tfegov:index:Policy pol-…"]);
   }, 300_000);
 });
+
+/** This process's PATH without the directories of the project's toolchain (scripts/toolchain.sh's cache). */
+function pathWithoutToolchain(): string {
+  const cache =
+    process.env.PULUMI_TFE_GOVERNANCE_CACHE ??
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "pulumi-tfe-governance");
+  return (process.env.PATH ?? "")
+    .split(":")
+    .filter((dir) => dir !== cache && !dir.startsWith(`${cache}/`))
+    .join(":");
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

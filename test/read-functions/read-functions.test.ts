@@ -121,6 +121,15 @@ describe("listPolicies", () => {
     expect(Array.isArray(invoked.items)).toBe(true);
   });
 
+  // Review of issue 52, item 6: a wrong organization names the setting that gave it, as a resource's failure does.
+  it("under an organization the service does not show the token, names tfe:organization", async () => {
+    await expect(listPolicies({}, { client, organization: "acmee" })).rejects.toThrow(
+      'GET /api/v2/organizations/acmee/policies: organization "acmee" does not exist, or this token has no access ' +
+        "to it (404). Check the organization's name in tfe:organization (or TFE_ORGANIZATION, or the function's " +
+        "organization argument), and that the token belongs to that organization",
+    );
+  });
+
   it("narrows by kind and by name across pages", async () => {
     const opa = await listPolicies({ organization, kind: "opa" }, { client });
     expect(opa).toHaveLength(opaCount);

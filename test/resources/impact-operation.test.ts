@@ -61,11 +61,19 @@ describe("the reads of one operation", () => {
         sayImpact(context, undefined, 'policy "require-tags" at hard-mandatory', answer, false),
       ).rejects.toThrow(
         'policy "require-tags" at hard-mandatory: whom it would block is not known: tfe:impactWindowDays is 0, which ' +
-          "turns these reads off. tfe:requireNoBlockedRuns refuses a stricter change of which it is not known whom it " +
+          "turns these reads off. TFE_REQUIRE_NO_BLOCKED_RUNS=true refuses a stricter change of which it is not known whom it " +
           "would block: set allowStricter: true on this resource to approve it",
       );
       // Approved on the resource, it is said and let through.
       await expect(sayImpact(context, undefined, "x", answer, true)).resolves.toBeUndefined();
+      // Review of issue 52: the refusal names what the user set. Set in the stack, the setting; above, the variable
+      // of the shell, which the stack does not show.
+      const fromStack = new ProviderContext();
+      fromStack.configureFrom((key) => (key === "requireNoBlockedRuns" ? "true" : undefined), "tfe");
+      fromStack.useClient(seeded.client);
+      await expect(sayImpact(fromStack, undefined, "x", answer, false)).rejects.toThrow(
+        /\. tfe:requireNoBlockedRuns refuses a stricter change/,
+      );
     } finally {
       vi.unstubAllEnvs();
     }

@@ -85,7 +85,7 @@ describe("a set made stricter that cannot be judged", () => {
     ]);
     expect(await said(olds, news, { TFE_REQUIRE_NO_BLOCKED_RUNS: "true" })).toEqual([
       expect.stringMatching(
-        /^refused: policy set "from-vcs" widened: whom it would block is not known: its policies are not known here .*tfe:requireNoBlockedRuns refuses a stricter change of which it is not known whom it would block/,
+        /^refused: policy set "from-vcs" widened: whom it would block is not known: its policies are not known here .*TFE_REQUIRE_NO_BLOCKED_RUNS=true refuses a stricter change of which it is not known whom it would block/,
       ),
     ]);
   });

@@ -12,7 +12,7 @@ import { PolicyProvider } from "../../src/resources/policy";
 import { policyEnforcement } from "../../src/resources/policy/properties";
 import { inNamespace, ProviderContext, sameValue, withFailureReports } from "../../src/resources/provider-context";
 import { commandRunsProgram } from "../../src/resources/pulumi-command";
-import type { RunningServer } from "../../src/server";
+import { type RunningServer, startServer } from "../../src/server";
 import { startSeededServer } from "../seeded-server";
 
 // Pulumi configures the provider of refresh and destroy with the stack config recorded at the last up: a failure
@@ -256,6 +256,52 @@ describe("issue 52: messages that name the setting to fix, in the user's words, 
     } finally {
       vi.unstubAllEnvs();
     }
+  });
+});
+
+// Review of issue 52: the service answers 404, never 403, to a valid token without permission (service-facts.md). A
+// token of organization "acme" that may read but not manage policies lists acme's policies, and its create of a
+// policy answers 404. That organization exists and the token belongs to it: the message must not send the user to
+// tfe:organization.
+describe("a create refused for want of permission, in an organization the token can read", () => {
+  const readOnlyToken = "read-only-token-0123456789";
+  let readOnlyServer: RunningServer;
+  beforeAll(async () => {
+    readOnlyServer = await startServer({
+      port: 0,
+      seed: {
+        organizations: [{ name: "acme", plus: true }],
+        tokens: [{ token: readOnlyToken, organizations: ["acme"], managePolicies: false, manageModules: false }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await readOnlyServer.close();
+  });
+
+  it("does not say the organization does not exist, and names the permission", async () => {
+    const provider = configured(new PolicyProvider(), {
+      "tfe:address": readOnlyServer.url,
+      "tfe:token": readOnlyToken,
+      "tfe:organization": "acme",
+    });
+    const inputs = {
+      organization: "acme",
+      name: "guard",
+      code: "main = rule { true }\n",
+      enforcementLevel: "advisory",
+    };
+    // The check lists acme's policies: the organization is visible to this token.
+    const checked = await provider.check?.({}, inputs);
+    expect(checked?.failures ?? []).toEqual([]);
+    const created = provider.create(checked?.inputs ?? inputs);
+    await expect(created).rejects.toThrow(
+      "POST /api/v2/organizations/acme/policies: not found, or the token lacks permission for it (404): this token " +
+        'reads organization "acme", so it exists: the token\'s team likely lacks the "Manage policies" permission',
+    );
+    await expect(created).rejects.not.toThrow(/does not exist/);
+    await expect(created).rejects.not.toThrow(/Check the organization's name in tfe:organization/);
+    await expect(created).rejects.not.toThrow(readOnlyToken);
   });
 });
 
