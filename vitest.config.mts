@@ -11,7 +11,8 @@ export default defineConfig({
     // two files at a time keep both cores busy. TEST_WORKERS overrides it.
     maxWorkers: Number(process.env.TEST_WORKERS) || Math.max(2, availableParallelism() - 1),
     sequence: { sequencer: EngineTestsFirst },
-    testTimeout: 30_000,
+    // A test that starts processes (npm, tsc, the engine) waits for the machine's other file too.
+    testTimeout: 120_000,
     hookTimeout: 60_000,
     reporters: ["default"],
   },
