@@ -18,7 +18,8 @@ let built = 0;
 try {
   built = statSync(join(root, "dist", "index.js")).mtimeMs;
 } catch {}
-const sources = ["src", "tsconfig.json", "tsconfig.build.json", "package.json"].map((name) => newest(join(root, name)));
+// What tsc builds from; package.json is left out, as npm pack rewrites it for the length of a pack (pack-manifest.mjs).
+const sources = ["src", "tsconfig.json", "tsconfig.build.json"].map((name) => newest(join(root, name)));
 if (built < Math.max(...sources)) {
   execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" });
 }

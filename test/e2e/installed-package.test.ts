@@ -5,7 +5,7 @@ import { homedir, tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TfeClient } from "../../src/client";
-import { docBlocks, freshEnv, repoRoot, run, script, substitute, succeeds } from "./doc-recipes";
+import { docBlocks, freshClone, freshEnv, repoRoot, run, script, substitute, succeeds } from "./doc-recipes";
 
 const token = "quickstart-token-not-a-secret";
 
@@ -293,26 +293,38 @@ describe("publishing to a private registry, as README says", () => {
   // Review of issue 52: a file git neither tracks nor ignores (a stray .env with a token) is no file of the
   // repository's either. The pack runs as npm runs it, prepack and postpack around it (prepare, the build, left out).
   it("packs only what git tracks besides dist/: no file git ignores, none it does not track, no stack's salt", async () => {
-    const stackFile = join(repoRoot, "examples", "policy-folders", `Pulumi.pack-check-${process.pid}.yaml`);
-    const strayFile = join(repoRoot, "examples", "quickstart", `.env-pack-check-${process.pid}`);
-    await writeFile(stackFile, "encryptionsalt: v1:pack-check:v1:not-a-real-salt\n");
-    await writeFile(strayFile, "TFE_TOKEN=pack-check-not-a-real-token\n");
-    const manifestBefore = readFileSync(join(repoRoot, "package.json"), "utf8");
-    const git = (args: string[]) => execFileSync("git", args, { cwd: repoRoot, encoding: "utf8" });
+    // In a copy of the checkout made a repository of its own: prepack rewrites package.json, which the tests running
+    // beside this one read in the checkout.
+    const checkout = await mkdtemp(join(tmpdir(), "pack-check-"));
     try {
+      await freshClone(checkout);
+      await cp(join(repoRoot, "dist"), join(checkout, "dist"), { recursive: true });
+      const git = (args: string[]) => execFileSync("git", args, { cwd: checkout, encoding: "utf8" });
+      git(["init", "--quiet"]);
+      git(["add", "--all"]);
+      git(["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "--quiet", "-m", "checkout"]);
+      await writeFile(
+        join(checkout, "examples", "policy-folders", "Pulumi.pack-check.yaml"),
+        "encryptionsalt: v1:pack-check:v1:not-a-real-salt\n",
+      );
+      await writeFile(
+        join(checkout, "examples", "quickstart", ".env-pack-check"),
+        "TFE_TOKEN=pack-check-not-a-real-token\n",
+      );
+      const manifestBefore = readFileSync(join(checkout, "package.json"), "utf8");
       // The stray file is one git shows as untracked, not ignored: what the check is about.
       expect(git(["ls-files", "--others", "--exclude-standard", "--", "examples"])).toContain(
-        `examples/quickstart/.env-pack-check-${process.pid}`,
+        "examples/quickstart/.env-pack-check",
       );
       const flags = ["--dry-run", "--json", "--ignore-scripts", "--offline"];
-      execFileSync(process.execPath, ["scripts/pack-manifest.mjs", "prepack"], { cwd: repoRoot });
+      execFileSync(process.execPath, ["scripts/pack-manifest.mjs", "prepack"], { cwd: checkout });
       let packed: { files: { path: string }[] }[];
       try {
-        packed = JSON.parse(execFileSync("npm", ["pack", ...flags], { cwd: repoRoot, encoding: "utf8" }));
+        packed = JSON.parse(execFileSync("npm", ["pack", ...flags], { cwd: checkout, encoding: "utf8" }));
       } finally {
-        execFileSync(process.execPath, ["scripts/pack-manifest.mjs", "postpack"], { cwd: repoRoot });
+        execFileSync(process.execPath, ["scripts/pack-manifest.mjs", "postpack"], { cwd: checkout });
       }
-      expect(readFileSync(join(repoRoot, "package.json"), "utf8")).toBe(manifestBefore);
+      expect(readFileSync(join(checkout, "package.json"), "utf8")).toBe(manifestBefore);
       const listed = (packed[0]?.files ?? []).map((file) => file.path);
       expect(listed).toContain("examples/policy-folders/Pulumi.yaml");
       expect(listed).toContain("dist/index.js");
@@ -321,12 +333,11 @@ describe("publishing to a private registry, as README says", () => {
       const outsideDist = listed.filter((path) => !path.startsWith("dist/"));
       expect(outsideDist.filter((path) => !tracked.has(path))).toEqual([]);
       const salted = outsideDist.filter((path) =>
-        readFileSync(join(repoRoot, path), "utf8").includes("encryptionsalt"),
+        readFileSync(join(checkout, path), "utf8").includes("encryptionsalt"),
       );
       expect(salted).toEqual([]);
     } finally {
-      await rm(stackFile, { force: true });
-      await rm(strayFile, { force: true });
+      await rm(checkout, { recursive: true, force: true });
     }
   }, 120_000);
 });
