@@ -106,7 +106,11 @@ export function policySetDeclaration(policySet: DeclaredPolicySet): Declaration 
     if (vcsRepo.oauthTokenId) fields.push(["oauthTokenId", text(vcsRepo.oauthTokenId)]);
     if (vcsRepo.githubAppInstallationId)
       fields.push(["githubAppInstallationId", text(vcsRepo.githubAppInstallationId)]);
-    args.push({ name: "vcsRepo", value: { kind: "object", type: "VcsRepo", fields } });
+    args.push({
+      name: "vcsRepo",
+      value: { kind: "object", type: "VcsRepo", fields },
+      comment: "Give vcsCheckout a local clone of this repository so that changes are compared (README.md).",
+    });
     if (policiesPath) args.push({ name: "policiesPath", value: text(policiesPath) });
     if (policyUpdatePatterns.length > 0) {
       args.push({ name: "policyUpdatePatterns", value: texts(policyUpdatePatterns) });

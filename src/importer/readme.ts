@@ -123,6 +123,7 @@ function destroySection(source: ImportSource, language: Language): string[] {
 function policySetSection(report: ImportReport): string[] {
   if (report.policySets.length === 0) return [];
   const folders = report.policySets.filter((policySet) => policySet.directory !== undefined);
+  const fromVersionControl = report.policySets.filter((policySet) => policySet.holds === "version control");
   return [
     "",
     "## Policy sets",
@@ -145,6 +146,16 @@ function policySetSection(report: ImportReport): string[] {
           "cannot be read, so it cannot be compared with the folder: preview refuses it as a weakening it cannot rule",
           "out. Once the folder is the set's, approve that one run: `TFE_ALLOW_WEAKENING=true pulumi up` (its",
           "preview lists what it lets through as warnings). Later changes of the folder are compared as usual.",
+        ]
+      : []),
+    ...(fromVersionControl.length > 0
+      ? [
+          "",
+          "A set read from version control evaluates its repository, which this project cannot read without a local",
+          "clone: give each such set `vcsCheckout` (the path of a clone at the set's branch, at the commit the set",
+          "evaluates) and adoption compares the program with what it enforces. Without one, preview refuses the",
+          "adoption as a weakening it cannot rule out, and the first run needs the same approval:",
+          "`TFE_ALLOW_WEAKENING=true pulumi up`.",
         ]
       : []),
   ];
@@ -211,8 +222,8 @@ function projectReadme(source: ImportSource, report: ImportReport, library: Libr
     "4. `pulumi up`. Every resource shows as a create: each declares `adoptExisting: true`, so a policy or a set is",
     "   looked up by name and taken over as it is, and a deprecation that already holds its reason and link is taken",
     "   over too. Where the program and the service agree, nothing is sent to the service but reads; the exceptions",
-    "   are listed under Policy sets below (a folder uploaded once, which needs `TFE_ALLOW_WEAKENING=true` for that",
-    "   first run; sensitive parameters sent once).",
+    "   are listed under Policy sets below (a folder uploaded once, and a set read from version control with no",
+    "   `vcsCheckout`, which need `TFE_ALLOW_WEAKENING=true` for that first run; sensitive parameters sent once).",
     "5. `pulumi preview --expect-no-changes` passes right after. From now on edit the policy files (and, in folders,",
     `   their \`.hcl\` files) and \`${programFile}\`, review with \`pulumi preview\`, apply with \`pulumi up\`, and catch changes made outside`,
     "   Pulumi with `pulumi preview --refresh --expect-no-changes` (in CI, on a schedule).",
