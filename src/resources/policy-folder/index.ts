@@ -161,7 +161,7 @@ export async function declareFolder<P extends pulumi.Resource>(
     }
   }
   // Registered before the policies, so that its diff, which sees every removed policy and lowered level at once,
-  // is the first to fail a preview that weakens the folder.
+  // usually starts first; the engine runs steps side by side, so a policy's own refusal may still be the one shown.
   resources.manifest(
     `${name}/manifest`,
     {
