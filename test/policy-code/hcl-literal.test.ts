@@ -3,12 +3,13 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseBlocks } from "../../src/policy-code/hcl";
 import { literalBlocks } from "../../src/policy-code/hcl-literal";
+import { sentinelCorpus } from "../sentinel-corpus";
 
 // The literal reader stands in for HashiCorp's HCL parser on Sentinel test cases: both read the same files here and
 // must give the same blocks, or the literal reader must step aside (undefined).
 
 const labelCounts = { mock: 1, module: 1, param: 1, global: 1, import: 2, test: 0 };
-const corpus = process.env.SENTINEL_CORPUS ?? join(__dirname, "..", "..", "..", "shared", "corpus", "sentinel");
+const corpus = sentinelCorpus().folder;
 
 function hclFilesUnder(directory: string): string[] {
   let entries: import("node:fs").Dirent[];

@@ -1,5 +1,3 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   agreementLines,
@@ -10,15 +8,15 @@ import {
   percent,
   sentinelFiles,
 } from "../../../src/policy-code/sentinel/measure";
+import { sentinelCorpus } from "../../sentinel-corpus";
 
 // The parser and the evaluator against the public Sentinel libraries of the corpus (../shared/corpus/sentinel from
-// the project's root, or SENTINEL_CORPUS), read in place: every file parses, the libraries' own test cases give the
+// the project's root or from the checkout it was cloned from, or SENTINEL_CORPUS), read in place: every file parses, the libraries' own test cases give the
 // values they expect, and syntax errors injected into their files are caught. Bounded here; `npm run
 // bench:sentinel` prints the same in full, with timings. Where the corpus is absent (a user's clone), one line says
 // so and these tests are skipped.
 
-const corpus = process.env.SENTINEL_CORPUS ?? join(__dirname, "..", "..", "..", "..", "shared", "corpus", "sentinel");
-const present = existsSync(corpus);
+const { folder: corpus, present } = sentinelCorpus();
 if (!present) {
   console.log(
     `The Sentinel corpus is not at ${corpus}: its figures are not measured (set SENTINEL_CORPUS to measure them).`,
