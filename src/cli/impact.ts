@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { TfeClient } from "../client";
-import { TfeApiError } from "../client/errors";
+import { TfeApiError, tokenRefusedByCommand } from "../client/errors";
 import { enforcementLevelsByKind, type PolicySetKind, policySetKinds, tfPolicyLevels } from "../contract/policies";
 import {
   type Answer,
@@ -210,13 +210,8 @@ async function impact(args: string[], io: ImpactIo): Promise<number> {
     for (const line of report.notRead) io.log(`not read: ${line}`);
     return 0;
   } catch (error) {
-    // The client's message names a program's stack config too (tfe:token), which this command does not read.
-    if (error instanceof TfeApiError && error.status === 401) {
-      return refuse(
-        `${error.method} ${error.path}: the token was not accepted (401): set a valid API token in TFE_TOKEN, or ` +
-          `run "terraform login ${new URL(client.address).host}" to write the credentials file`,
-      );
-    }
+    if (error instanceof TfeApiError && error.status === 401)
+      return refuse(tokenRefusedByCommand(error, client.address));
     throw error;
   } finally {
     await client.close();

@@ -102,6 +102,17 @@ export class TfeApiError extends TfeError {
   }
 }
 
+/**
+ * A 401 as a command run outside a Pulumi program says it: its token comes from TFE_TOKEN or the credentials file
+ * `terraform login` writes, never from a stack's config, which the client's own message names too.
+ */
+export function tokenRefusedByCommand(error: TfeApiError, address: string): string {
+  return (
+    `${error.method} ${error.path}: the token was not accepted (401): set a valid API token in TFE_TOKEN, or run ` +
+    `"terraform login ${new URL(address).host}" to write the credentials file`
+  );
+}
+
 /** `/data/attributes/enforce/0/mode` names `enforce.0.mode`; a pointer outside the attributes keeps its path. */
 function pointerToAttribute(pointer: string | null | undefined): string | undefined {
   const parts = (pointer ?? "").split("/").filter(Boolean);

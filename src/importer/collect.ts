@@ -40,7 +40,8 @@ function describe(error: unknown, subject: string, fix: string): Error {
   if (error instanceof TfeApiError && error.status === 404) {
     return new Error(`${subject}: the service answered 404, so it does not exist or the token cannot see it; ${fix}`);
   }
-  return new Error(`${subject}: ${(error as Error).message}`);
+  // The cause stays: the command says a refused token in its own terms (tokenRefusedByCommand).
+  return new Error(`${subject}: ${(error as Error).message}`, { cause: error });
 }
 
 async function listPolicies(client: TfeClient, options: CollectOptions, progress: ProgressReporter): Promise<Policy[]> {

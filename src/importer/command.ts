@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { TfeClient } from "../client/client";
 import { defaultAddress, resolveClientConfig } from "../client/config";
+import { TfeApiError, tokenRefusedByCommand } from "../client/errors";
 import type { RegistryModuleAddress } from "../client/registry";
 import { type PolicySetKind, policySetKinds } from "../contract/policies";
 import { collectDeprecations, collectPolicies, collectPolicySets, type ProgressReporter } from "./collect";
@@ -251,6 +252,11 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
       excluded: [],
       projectName: command.project ?? defaultProjectName(command.organization, command.layout, command.language),
     });
+  } catch (error) {
+    const cause = error instanceof Error && error.cause instanceof TfeApiError ? error.cause : error;
+    if (cause instanceof TfeApiError && cause.status === 401)
+      throw new Error(tokenRefusedByCommand(cause, client.address));
+    throw error;
   } finally {
     await client.close();
   }

@@ -362,6 +362,19 @@ describe("tfe-governance import", () => {
     expect(moduleRun.stderr).toMatch(/module acme\/missing\/aws failed: .*404.*check --module/);
     await expect(stat(out)).rejects.toThrow(/ENOENT/);
   });
+
+  it("says a refused token in its own terms: TFE_TOKEN or terraform login, not a stack's config it never reads", async () => {
+    const out = join(workDir, "never-written-401");
+    const run = await runImport(["--organization", organization, "--out", out], {
+      TFE_TOKEN: "not-a-token-of-this-server-0123",
+    });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain(
+      `the token was not accepted (401): set a valid API token in TFE_TOKEN, or run "terraform login ${new URL(server.url).host}" to write the credentials file`,
+    );
+    expect(run.stderr).not.toContain("tfe:token");
+    await expect(stat(out)).rejects.toThrow(/ENOENT/);
+  });
 });
 
 describe("docs/import.md", () => {
