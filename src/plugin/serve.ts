@@ -9,6 +9,7 @@ import { Any } from "google-protobuf/google/protobuf/any_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { keepCompiledCode } from "../process/compile-cache";
 import { EngineLog } from "../resources/engine-log";
+import { startCommand } from "../resources/provider-context";
 import { providers } from "../resources/providers";
 import { startOperationReads } from "../resources/stricter-changes";
 import { runConstruct } from "./construct";
@@ -122,9 +123,10 @@ export class ProviderServer implements Served {
    */
   configure = unary((request: messages.ConfigureRequest) => {
     this.provider.configure(fromStruct(request.getArgs()));
-    // Each command configures the plugin once: its reads of recent runs (one window, one budget) start here, as a
-    // plugin the engine attached to (PULUMI_DEBUG_PROVIDERS) serves command after command.
+    // Each command configures the plugin once: its reads of recent runs (one window, one budget) and what it says
+    // once start here, as a plugin the engine attached to (PULUMI_DEBUG_PROVIDERS) serves command after command.
     startOperationReads();
+    startCommand();
     // supportsPreview: the engine calls create and update at preview too (`preview` set), which send nothing and
     // answer what the resource will hold. Without it, an update's preview outputs are its new inputs alone, and an
     // output such as policyId reads as not known to every resource that names it (a set's policyIds would seem to

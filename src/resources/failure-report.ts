@@ -128,6 +128,11 @@ export function recordedConfigAdvice(
 export class FailureReport {
   private readonly said = new Map<string, string>();
 
+  /** A new command starts: what the last one said is not shown in this one's output. */
+  clear(): void {
+    this.said.clear();
+  }
+
   /**
    * `error` as the engine should show it for `what` (a resource's operation): the first failure of a shared cause
    * whole, with the advice that applies; a later one as its request and a pointer to the first.

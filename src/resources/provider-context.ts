@@ -235,6 +235,9 @@ export class ProviderContext {
     this.stackConfig = { get };
     this.namespace = namespace;
     this.cachedClient = undefined;
+    // Each command configures its providers anew. A plugin the engine attached to (PULUMI_DEBUG_PROVIDERS) serves
+    // command after command: a Ctrl-C stopped the last one, not this one.
+    if (this.cancellation.signal.aborted) this.cancellation = new AbortController();
   }
 
   /** The namespace of the provider's settings, as the program wrote them (`tfe`, or `tfegov` from other languages). */
@@ -259,7 +262,7 @@ export class ProviderContext {
   }
 
   /** Aborted when the engine cancels the run: the context's client then sends nothing more (see `cancel`). */
-  private readonly cancellation = new AbortController();
+  private cancellation = new AbortController();
 
   /**
    * The engine's Cancel (Ctrl-C): no request is sent after it, reads and waits to retry stop at once, a write in
@@ -516,6 +519,15 @@ export function warnOnce(key: string, message: string): void {
 
 /** One per process: a provider process serves one `pulumi` command, for every resource type. */
 const sharedFailureReport = new FailureReport();
+
+/**
+ * A plugin the engine attached to (PULUMI_DEBUG_PROVIDERS) outlives the command: each command's warnings and
+ * failures are said once in that command's own output, not pointed at in the last one's.
+ */
+export function startCommand(): void {
+  warned.clear();
+  sharedFailureReport.clear();
+}
 
 /** What every provider of this library starts from: its context, configured by the engine. */
 export abstract class ContextProvider {

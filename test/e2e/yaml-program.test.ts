@@ -465,8 +465,8 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
     expect(traced.output).toMatch(engineMessage);
   }, 120_000);
 
-  it("sends each command's messages to its own engine from a plugin the engine attached to", async () => {
-    await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["enforcementLevel: soft-mandatory"] }));
+  /** Runs `use` with the plugin started by hand and the engine attached to it (PULUMI_DEBUG_PROVIDERS). */
+  const withAttachedPlugin = async (use: (attached: { env: NodeJS.ProcessEnv }) => Promise<void>) => {
     const executable = join(
       project.env.PULUMI_HOME as string,
       "plugins",
@@ -479,14 +479,71 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
         plugin.stdout.once("data", (chunk) => started(String(chunk).trim()));
         plugin.once("exit", (code) => failed(new Error(`the plugin exited ${code}`)));
       });
-      const attached = { env: { PULUMI_DEBUG_PROVIDERS: `tfegov:${port}` } };
-      for (const command of ["first", "second"]) {
-        expect((await project.run(["preview"], attached)).output, command).toMatch(engineMessage);
-      }
+      await use({ env: { PULUMI_DEBUG_PROVIDERS: `tfegov:${port}` } });
     } finally {
       plugin.kill();
     }
+  };
+
+  it("sends each command's messages to its own engine from a plugin the engine attached to", async () => {
+    await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["enforcementLevel: soft-mandatory"] }));
+    await withAttachedPlugin(async (attached) => {
+      for (const command of ["first", "second"]) {
+        expect((await project.run(["preview"], attached)).output, command).toMatch(engineMessage);
+      }
+    });
   }, 120_000);
+
+  it("says a refused token in full in each command's output from a plugin the engine attached to", async () => {
+    await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["enforcementLevel: advisory"] }));
+    await project.run(["config", "set", "--secret", "tfegov:token", "not-a-token-of-this-server-0123"]);
+    try {
+      await withAttachedPlugin(async (attached) => {
+        for (const command of ["first", "second"]) {
+          const refused = await project.run(["up", "--yes", "--skip-preview"], { allowFailure: true, ...attached });
+          expect(refused.output, command).toContain("the token was not accepted (401)");
+          expect(refused.output, command).not.toContain("as said in full for");
+        }
+      });
+    } finally {
+      await project.run(["config", "set", "--secret", "tfegov:token", token]);
+    }
+  }, 120_000);
+
+  it("serves the next command after a Ctrl-C from a plugin the engine attached to", async () => {
+    await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["enforcementLevel: advisory"] }));
+    await project.run(["config", "set", "tfegov:maxRetries", "60"]);
+    await project.run(["config", "set", "tfegov:retryMaxElapsedMs", "600000"]);
+    const listing = "GET /api/v2/organizations/:organization/policies";
+    try {
+      await withAttachedPlugin(async (attached) => {
+        server.setFaults([{ route: listing, status: 503 }]);
+        const before = server.requestLog.entries().length;
+        const run = project.start(["up", "--yes", "--skip-preview"], { allowFailure: true, ...attached });
+        const refused = () =>
+          server.requestLog
+            .entries()
+            .slice(before)
+            .some((entry) => entry.status === 503);
+        while (!refused()) await new Promise((wait) => setTimeout(wait, 100));
+        run.interrupt();
+        const stopped = await run.finished;
+        server.setFaults([]);
+        expect(stopped.output).toMatch(/the run was cancelled/);
+        // The Ctrl-C was the last command's: this one sends its requests, and the guard is made once.
+        const next = await project.run(["up", "--yes", "--skip-preview"], attached);
+        expect(next.output).not.toMatch(/cancelled/);
+        expect(
+          (await policiesOnService(client, organization)).filter((policy) => policy.name === "guard"),
+        ).toHaveLength(1);
+        await project.run(["destroy", "--yes", "--skip-preview"], attached);
+      });
+    } finally {
+      server.setFaults([]);
+      await project.run(["config", "rm", "tfegov:maxRetries"]);
+      await project.run(["config", "rm", "tfegov:retryMaxElapsedMs"]);
+    }
+  }, 240_000);
 
   it("previews what an update's service computes anew as not known, and what the update keeps as it is", async () => {
     const baseline = await client.policySets.create(organization, { name: "count-baseline" });
