@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
 // The public Sentinel libraries the parser and the evaluator are measured against live outside the project (they
 // are not ours to ship): in `shared/corpus/sentinel` beside the checkout, or beside the checkout a clone was made
@@ -18,8 +19,12 @@ function foldersAbove(start: string): string[] {
 /** Where the clone's `origin` is a checkout on this machine, its path. */
 function localOrigin(): string | undefined {
   try {
-    const url = execFileSync("git", ["remote", "get-url", "origin"], { cwd: repoRoot, encoding: "utf8" }).trim();
-    const path = url.startsWith("file://") ? url.slice("file://".length) : url;
+    const url = execFileSync("git", ["remote", "get-url", "origin"], {
+      cwd: repoRoot,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+    const path = url.startsWith("file:") ? fileURLToPath(url) : url;
     return isAbsolute(path) && existsSync(path) ? path : undefined;
   } catch {
     return undefined;

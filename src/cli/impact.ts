@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { TfeClient } from "../client";
+import { resolveClientConfig } from "../client/config";
 import { TfeApiError, tokenRefusedByCommand } from "../client/errors";
 import { enforcementLevelsByKind, type PolicySetKind, policySetKinds, tfPolicyLevels } from "../contract/policies";
 import {
@@ -155,12 +156,14 @@ async function impact(args: string[], io: ImpactIo): Promise<number> {
       `--level ${values.level} blocks no run: give a level that does (${levelsOf(kind).slice(1).join(", ")})`,
     );
   }
-  const client = TfeClient.fromConfig({
+  const settings = {
     ...(values.address !== undefined ? { address: values.address } : {}),
     ...(values.hostname !== undefined ? { hostname: values.hostname } : {}),
     tokenWays: "the TFE_TOKEN environment variable, or the credentials file of terraform login",
     env,
-  });
+  };
+  const { tokenSource } = resolveClientConfig(settings);
+  const client = TfeClient.fromConfig(settings);
   try {
     let targets: Awaited<ReturnType<typeof workspacesToRead>>;
     try {
@@ -211,7 +214,7 @@ async function impact(args: string[], io: ImpactIo): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof TfeApiError && error.status === 401)
-      return refuse(tokenRefusedByCommand(error, client.address));
+      return refuse(tokenRefusedByCommand(error, client.address, tokenSource));
     throw error;
   } finally {
     await client.close();

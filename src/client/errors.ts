@@ -103,14 +103,17 @@ export class TfeApiError extends TfeError {
 }
 
 /**
- * A 401 as a command run outside a Pulumi program says it: its token comes from TFE_TOKEN or the credentials file
- * `terraform login` writes, never from a stack's config, which the client's own message names too.
+ * A 401 as a command run outside a Pulumi program says it: its token comes from TFE_TOKEN or a credentials file,
+ * never from a stack's config, which the client's own message names too. The fix depends on where the refused
+ * token came from: TFE_TOKEN is read before any credentials file, so a new login does not replace it.
  */
-export function tokenRefusedByCommand(error: TfeApiError, address: string): string {
-  return (
-    `${error.method} ${error.path}: the token was not accepted (401): set a valid API token in TFE_TOKEN, or run ` +
-    `"terraform login ${new URL(address).host}" to write the credentials file`
-  );
+export function tokenRefusedByCommand(error: TfeApiError, address: string, tokenSource: string): string {
+  const login = `terraform login ${new URL(address).host}`;
+  const fix =
+    tokenSource === "TFE_TOKEN"
+      ? `the token came from TFE_TOKEN, which is read before any credentials file: set a valid API token there, or unset it and run "${login}"`
+      : `the token came from the ${tokenSource}: run "${login}" to write a new one there, or set a valid API token in TFE_TOKEN`;
+  return `${error.method} ${error.path}: the token was not accepted (401): ${fix}`;
 }
 
 /** `/data/attributes/enforce/0/mode` names `enforce.0.mode`; a pointer outside the attributes keeps its path. */
@@ -263,4 +266,12 @@ export async function deletedUnlessGone(remove: () => Promise<unknown>): Promise
   } catch (error) {
     if (!(error instanceof TfeApiError && error.status === 404)) throw error;
   }
+}
+
+/** The client's error behind `error`, following `cause` through the messages callers wrap around it. */
+export function tfeCause(error: unknown): TfeApiError | TfeConnectionError | undefined {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    if (current instanceof TfeApiError || current instanceof TfeConnectionError) return current;
+  }
+  return undefined;
 }

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { TfeClient } from "../client/client";
 import { defaultAddress, resolveClientConfig } from "../client/config";
-import { TfeApiError, tokenRefusedByCommand } from "../client/errors";
+import { TfeApiError, tfeCause, tokenRefusedByCommand } from "../client/errors";
 import type { RegistryModuleAddress } from "../client/registry";
 import { type PolicySetKind, policySetKinds } from "../contract/policies";
 import { collectDeprecations, collectPolicies, collectPolicySets, type ProgressReporter } from "./collect";
@@ -253,9 +253,10 @@ export async function runImport(command: ImportCommand, io: ImportIo): Promise<v
       projectName: command.project ?? defaultProjectName(command.organization, command.layout, command.language),
     });
   } catch (error) {
-    const cause = error instanceof Error && error.cause instanceof TfeApiError ? error.cause : error;
-    if (cause instanceof TfeApiError && cause.status === 401)
-      throw new Error(tokenRefusedByCommand(cause, client.address));
+    const cause = tfeCause(error);
+    if (cause instanceof TfeApiError && cause.status === 401) {
+      throw new Error(tokenRefusedByCommand(cause, client.address, resolved.tokenSource));
+    }
     throw error;
   } finally {
     await client.close();

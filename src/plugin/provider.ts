@@ -128,6 +128,11 @@ export class GovernanceProvider implements pulumiProvider.Provider {
    */
   private readonly changedByDiff = new Map<string, ReadonlySet<string>>();
 
+  /** A new command of a plugin the engine attached to: nothing of the last command's diffs is kept. */
+  startCommand(): void {
+    this.changedByDiff.clear();
+  }
+
   /**
    * CheckConfig: the provider's settings, each key one it knows (with the closest where not) and each value one of
    * its setting (settingValueProblem), passed on as given.

@@ -9,9 +9,7 @@ import { Any } from "google-protobuf/google/protobuf/any_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { keepCompiledCode } from "../process/compile-cache";
 import { EngineLog } from "../resources/engine-log";
-import { startCommand } from "../resources/provider-context";
-import { providers } from "../resources/providers";
-import { startOperationReads } from "../resources/stricter-changes";
+import { providers, startCommand } from "../resources/providers";
 import { runConstruct } from "./construct";
 import { engineAddressOf } from "./engine-arguments";
 import { GovernanceProvider } from "./provider";
@@ -74,6 +72,9 @@ function failures(list: readonly { property: string; reason: string }[] | undefi
 const { DiffChanges } = messages.DiffResponse;
 
 export class ProviderServer implements Served {
+  /** The engine whose Configure this plugin last served: see `configure`. */
+  private configuredBy: string | undefined;
+
   /** Construct calls in flight: an error nothing caught fails them rather than leaving the engine waiting. */
   private readonly constructs = new Set<(error: unknown) => void>();
 
@@ -122,11 +123,18 @@ export class ProviderServer implements Served {
    * secret marked), which it keeps for providers older than `args` and has deprecated.
    */
   configure = unary((request: messages.ConfigureRequest) => {
+    // A plugin the engine attached to serves command after command. Each command's engine listens anew and attaches
+    // before it configures; a Configure from another engine than the last starts a new command, with nothing of the
+    // last one (its Ctrl-C, its listings, the names it claimed, what it said once, its reads of recent runs). An
+    // attach that configures nothing (a language host reading the schema) starts none.
+    if (this.engineAddress !== this.configuredBy) {
+      if (this.configuredBy !== undefined) {
+        startCommand();
+        this.provider.startCommand();
+      }
+      this.configuredBy = this.engineAddress;
+    }
     this.provider.configure(fromStruct(request.getArgs()));
-    // Each command configures the plugin once: its reads of recent runs (one window, one budget) and what it says
-    // once start here, as a plugin the engine attached to (PULUMI_DEBUG_PROVIDERS) serves command after command.
-    startOperationReads();
-    startCommand();
     // supportsPreview: the engine calls create and update at preview too (`preview` set), which send nothing and
     // answer what the resource will hold. Without it, an update's preview outputs are its new inputs alone, and an
     // output such as policyId reads as not known to every resource that names it (a set's policyIds would seem to

@@ -1,21 +1,13 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ResolvedClientConfig } from "../client/config";
-import { TfeApiError, TfeConnectionError } from "../client/errors";
+import { TfeApiError, TfeConnectionError, tfeCause } from "../client/errors";
 
 // What a failed operation says. One provider process serves a whole `pulumi` command, so a cause every resource
 // meets (the service down, a token refused) is said in full once, by the first resource that meets it; the others
 // name their request and point at it. The advice about the stack config Pulumi recorded at the last `up` is given
 // only where it can be the cause: the address the stack's config holds now differs from the recorded one (or the
 // stack's config cannot be read), or a refused token came from stack config, which the provider cannot read now.
-
-/** The client's error behind `error`, following `cause` through the messages resources wrap around it. */
-export function tfeCause(error: unknown): TfeApiError | TfeConnectionError | undefined {
-  for (let current = error; current instanceof Error; current = current.cause) {
-    if (current instanceof TfeApiError || current instanceof TfeConnectionError) return current;
-  }
-  return undefined;
-}
 
 /** The settings the failed request used, and where they came from, as the client resolved them. */
 export type UsedSettings = Pick<ResolvedClientConfig, "address" | "addressSource" | "tokenSource">;

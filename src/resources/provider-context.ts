@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { TfeClient } from "../client/client";
 import { resolveClientConfig } from "../client/config";
-import { TfeApiError } from "../client/errors";
+import { TfeApiError, tfeCause } from "../client/errors";
 import type { PolicySet as ServicePolicySet } from "../client/policy-sets";
 import { segmentProblem } from "../contract/paths";
 import { defaultImpactSettings, type ImpactSettings } from "../impact";
@@ -14,7 +14,6 @@ import {
   quiet,
   recordedConfigAdvice,
   stackConfigAddresses,
-  tfeCause,
 } from "./failure-report";
 import { describeFindings, type Enforcement, type Finding, weakenings } from "./guard";
 import { codeChecksRequired, inNamespace, policyTestsRequired, strictSwitch } from "./provider-settings";
@@ -235,9 +234,6 @@ export class ProviderContext {
     this.stackConfig = { get };
     this.namespace = namespace;
     this.cachedClient = undefined;
-    // Each command configures its providers anew. A plugin the engine attached to (PULUMI_DEBUG_PROVIDERS) serves
-    // command after command: a Ctrl-C stopped the last one, not this one.
-    if (this.cancellation.signal.aborted) this.cancellation = new AbortController();
   }
 
   /** The namespace of the provider's settings, as the program wrote them (`tfe`, or `tfegov` from other languages). */
@@ -262,7 +258,7 @@ export class ProviderContext {
   }
 
   /** Aborted when the engine cancels the run: the context's client then sends nothing more (see `cancel`). */
-  private cancellation = new AbortController();
+  private readonly cancellation = new AbortController();
 
   /**
    * The engine's Cancel (Ctrl-C): no request is sent after it, reads and waits to retry stop at once, a write in
@@ -510,21 +506,23 @@ export function partialFailure(error: Error, id: string, properties: object): Er
 
 const warned = new Set<string>();
 
+/** Whether `key` is met for the first time in this command: what is said once per command is said then. */
+export function firstThisCommand(key: string): boolean {
+  if (warned.has(key)) return false;
+  warned.add(key);
+  return true;
+}
+
 /** Prints `message` once per process, that is once per Pulumi operation, however many resources meet it. */
 export function warnOnce(key: string, message: string): void {
-  if (warned.has(key)) return;
-  warned.add(key);
-  console.error(message);
+  if (firstThisCommand(key)) console.error(message);
 }
 
 /** One per process: a provider process serves one `pulumi` command, for every resource type. */
 const sharedFailureReport = new FailureReport();
 
-/**
- * A plugin the engine attached to (PULUMI_DEBUG_PROVIDERS) outlives the command: each command's warnings and
- * failures are said once in that command's own output, not pointed at in the last one's.
- */
-export function startCommand(): void {
+/** A new command (see providers.ts `startCommand`): what the last said once is said again in this one's output. */
+export function forgetSaidOnce(): void {
   warned.clear();
   sharedFailureReport.clear();
 }

@@ -276,8 +276,9 @@ describe("tfe-governance impact", () => {
     expect([refused, logged]).toEqual([
       2,
       [
-        "tfe-governance impact: GET /api/v2/organizations/acme/workspaces: the token was not accepted (401): set a " +
-          `valid API token in TFE_TOKEN, or run "terraform login ${new URL(server.url).host}" to write the credentials file`,
+        "tfe-governance impact: GET /api/v2/organizations/acme/workspaces: the token was not accepted (401): the " +
+          "token came from TFE_TOKEN, which is read before any credentials file: set a valid API token there, or " +
+          `unset it and run "terraform login ${new URL(server.url).host}"`,
       ],
     ]);
   });

@@ -510,6 +510,30 @@ ${options.halfway.more ? "        more:\n          fn::secret: more-secret\n" : 
     }
   }, 120_000);
 
+  it("reads the service anew in each command of a plugin the engine attached to: a change outside is drift", async () => {
+    const held = ["enforcementLevel: hard-mandatory", "allowWeakening: true"];
+    await project.writeFile("Pulumi.yaml", policiesProgram({ heldA: held, heldB: held, heldC: held }));
+    await project.run(["up", "--yes", "--skip-preview"]);
+    try {
+      await withAttachedPlugin(async (attached) => {
+        // The first command reads all three, the later reads from one listing of the organization.
+        await project.run(["refresh", "--yes"], attached);
+        const lowered = (await policiesOnService(client, organization)).find((policy) => policy.name === "heldB")!;
+        await client.policies.update(lowered.id, { enforcementLevel: "advisory" });
+        const drift = await project.run(["preview", "--refresh", "--expect-no-changes", "--diff"], {
+          allowFailure: true,
+          ...attached,
+        });
+        expect(drift.code).not.toBe(0);
+        expect(drift.output).toMatch(/enforcementLevel\s*: "hard-mandatory" => "advisory"/);
+        expect(drift.output).toContain("no changes were expected");
+        expect(drift.output).not.toContain("has a problem");
+      });
+    } finally {
+      await project.run(["destroy", "--yes", "--skip-preview"]);
+    }
+  }, 240_000);
+
   it("serves the next command after a Ctrl-C from a plugin the engine attached to", async () => {
     await project.writeFile("Pulumi.yaml", policiesProgram({ guard: ["enforcementLevel: advisory"] }));
     await project.run(["config", "set", "tfegov:maxRetries", "60"]);

@@ -363,16 +363,30 @@ describe("tfe-governance import", () => {
     await expect(stat(out)).rejects.toThrow(/ENOENT/);
   });
 
-  it("says a refused token in its own terms: TFE_TOKEN or terraform login, not a stack's config it never reads", async () => {
+  it("says a refused token in its own terms: where it came from and what replaces it, not a stack's config", async () => {
     const out = join(workDir, "never-written-401");
-    const run = await runImport(["--organization", organization, "--out", out], {
-      TFE_TOKEN: "not-a-token-of-this-server-0123",
-    });
-    expect(run.status).toBe(2);
-    expect(run.stderr).toContain(
-      `the token was not accepted (401): set a valid API token in TFE_TOKEN, or run "terraform login ${new URL(server.url).host}" to write the credentials file`,
+    const host = new URL(server.url).host;
+    const refused = "not-a-token-of-this-server-0123";
+    const fromEnv = await runImport(["--organization", organization, "--out", out], { TFE_TOKEN: refused });
+    expect(fromEnv.status).toBe(2);
+    // TFE_TOKEN is read before any credentials file: a new login would not replace it.
+    expect(fromEnv.stderr).toContain(
+      `the token was not accepted (401): the token came from TFE_TOKEN, which is read before any credentials file: set a valid API token there, or unset it and run "terraform login ${host}"`,
     );
-    expect(run.stderr).not.toContain("tfe:token");
+    const credentials = join(workDir, "refused.tfrc.json");
+    await writeFile(credentials, JSON.stringify({ credentials: { [host]: { token: refused } } }));
+    const fromFile = await runImport(["--organization", organization, "--out", out], {
+      TFE_TOKEN: "",
+      TF_CLI_CONFIG_FILE: credentials,
+    });
+    expect(fromFile.status).toBe(2);
+    expect(fromFile.stderr).toContain(
+      `the token was not accepted (401): the token came from the credentials file ${credentials}: run "terraform login ${host}" to write a new one there, or set a valid API token in TFE_TOKEN`,
+    );
+    for (const run of [fromEnv, fromFile]) {
+      expect(run.stderr).not.toContain("tfe:token");
+      expect(run.stderr).not.toContain(refused);
+    }
     await expect(stat(out)).rejects.toThrow(/ENOENT/);
   });
 });

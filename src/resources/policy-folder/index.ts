@@ -11,7 +11,7 @@ import { packageDoc } from "../../process/package-version";
 import { Policy, type PolicyArgs } from "../policy";
 import { judgeFolderTests } from "../policy-tests";
 import { type ArgumentTable, argumentFailures } from "../property-table";
-import { inNamespace } from "../provider-context";
+import { firstThisCommand, inNamespace } from "../provider-context";
 import { codeChecksRequired, policyTestsRequired } from "../provider-settings";
 import { toWireKey } from "../wire-keys";
 import { PolicyFolderManifest, type PolicyFolderManifestInputs } from "./manifest";
@@ -86,8 +86,6 @@ function argumentProblems(args: pulumi.Inputs): string[] {
   return problems;
 }
 
-let warnedRegoUnchecked = false;
-
 /**
  * The resources a PolicyFolder declares, made by whoever hosts it: a Node.js program makes the dynamic resources
  * (`Policy`, `PolicyFolderManifest`), the plugin for other languages its own custom resources of the same providers.
@@ -148,8 +146,7 @@ export async function declareFolder<P extends pulumi.Resource>(
         true,
       );
     }
-    if (!warnedRegoUnchecked) {
-      warnedRegoUnchecked = true;
+    if (firstThisCommand("rego-unchecked")) {
       pulumi.log.warn(
         inNamespace(
           "Rego was not checked: no opa binary on PATH. Install OPA or set opaPath to check syntax and queries at " +
