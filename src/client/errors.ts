@@ -108,11 +108,17 @@ export class TfeApiError extends TfeError {
  * token came from: TFE_TOKEN is read before any credentials file, so a new login does not replace it.
  */
 export function tokenRefusedByCommand(error: TfeApiError, address: string, tokenSource: string): string {
-  const login = `terraform login ${new URL(address).host}`;
+  const host = new URL(address).host;
+  const login = `terraform login ${host}`;
+  // `terraform login` writes ~/.terraform.d/credentials.tfrc.json only; a CLI config file (TF_CLI_CONFIG_FILE) is
+  // read before it, and its credentials block is edited by hand.
+  const loginFile = /[\\/]\.terraform\.d[\\/]credentials\.tfrc\.json$/.test(tokenSource);
   const fix =
     tokenSource === "TFE_TOKEN"
       ? `the token came from TFE_TOKEN, which is read before any credentials file: set a valid API token there, or unset it and run "${login}"`
-      : `the token came from the ${tokenSource}: run "${login}" to write a new one there, or set a valid API token in TFE_TOKEN`;
+      : loginFile
+        ? `the token came from the ${tokenSource}: run "${login}" to write a new one there, or set a valid API token in TFE_TOKEN`
+        : `the token came from the ${tokenSource} (TF_CLI_CONFIG_FILE), read before the file terraform login writes: put a valid token in its credentials "${host}" block, or set a valid API token in TFE_TOKEN`;
   return `${error.method} ${error.path}: the token was not accepted (401): ${fix}`;
 }
 

@@ -124,16 +124,17 @@ export class ProviderServer implements Served {
    */
   configure = unary((request: messages.ConfigureRequest) => {
     // A plugin the engine attached to serves command after command. Each command's engine listens anew and attaches
-    // before it configures; a Configure from another engine than the last starts a new command, with nothing of the
-    // last one (its Ctrl-C, its listings, the names it claimed, what it said once, its reads of recent runs). An
-    // attach that configures nothing (a language host reading the schema) starts none.
-    if (this.engineAddress !== this.configuredBy) {
-      if (this.configuredBy !== undefined) {
-        startCommand();
-        this.provider.startCommand();
-      }
-      this.configuredBy = this.engineAddress;
+    // before it configures: a Configure from another engine than the last, or after a Ctrl-C, with nothing else in
+    // flight, starts a new command, with nothing of the last one (its Ctrl-C, its listings, the names it claimed,
+    // what it said once, its reads of recent runs). An attach that configures nothing (a language host reading the
+    // schema) starts none, and a second provider of the same command configures while its first is at work.
+    const otherEngine = this.engineAddress !== this.configuredBy;
+    const cancelled = Object.values(providers).some((served) => served.context.cancelled);
+    if (this.configuredBy !== undefined && (otherEngine || cancelled) && callsInFlight <= 1) {
+      startCommand();
+      this.provider.startCommand();
     }
+    this.configuredBy = this.engineAddress;
     this.provider.configure(fromStruct(request.getArgs()));
     // supportsPreview: the engine calls create and update at preview too (`preview` set), which send nothing and
     // answer what the resource will hold. Without it, an update's preview outputs are its new inputs alone, and an

@@ -268,6 +268,11 @@ export class ProviderContext {
     this.cancellation.abort();
   }
 
+  /** Whether the engine cancelled this context's command. */
+  get cancelled(): boolean {
+    return this.cancellation.signal.aborted;
+  }
+
   /** Lets tests and scripts use an explicit client. */
   useClient(client: TfeClient): void {
     this.cachedClient = client;

@@ -8,6 +8,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { keepCompiledCode } from "../process/compile-cache";
 import { withDerivedSecrets } from "./derived-secrets";
 import { silenceQuietFailures } from "./failure-report";
+import { clearMembershipDeclarations } from "./memberships";
 import { holdsDeprecation, ModuleVersionDeprecationProvider } from "./module-version-deprecation";
 import { PolicyProvider } from "./policy";
 import { policyProperties } from "./policy/properties";
@@ -71,6 +72,7 @@ function freshProviders(): Record<ProviderType, ServedProvider> {
 export function startCommand(): void {
   Object.assign(providers, freshProviders());
   forgetSaidOnce();
+  clearMembershipDeclarations();
   startOperationReads();
 }
 

@@ -1,5 +1,6 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
+import { tokenRefusedByCommand } from "../../src/client/errors";
 import { TfeApiError, TfeClient, TfeConnectionError } from "../../src/client/index";
 import { startServer } from "../../src/server";
 import { empty, freePort, json, rejection, startFaultServer, testClient, text, token } from "./helpers";
@@ -250,6 +251,23 @@ describe("error bodies of every shape", () => {
     const error = await apiErrorOf(operations.show, 401, { errors: [{ status: "401", title: "unauthorized" }] });
     expect(error.message).toContain("the token was not accepted (401)");
     expect(error.message).toContain("TFE_TOKEN");
+  });
+
+  it("tells a command's user what replaces a refused token, by where it came from", async () => {
+    const error = await apiErrorOf(operations.show, 401, { errors: [{ status: "401", title: "unauthorized" }] });
+    const address = "https://tfe.example.com";
+    const fixOf = (source: string) => tokenRefusedByCommand(error, address, source).split("(401): ")[1];
+    // TFE_TOKEN is read before any credentials file: a new login alone would change nothing.
+    expect(fixOf("TFE_TOKEN")).toBe(
+      'the token came from TFE_TOKEN, which is read before any credentials file: set a valid API token there, or unset it and run "terraform login tfe.example.com"',
+    );
+    expect(fixOf("credentials file /home/me/.terraform.d/credentials.tfrc.json")).toMatch(
+      /^the token came from the credentials file \/home\/me\/\.terraform\.d\/credentials\.tfrc\.json: run "terraform login tfe\.example\.com" to write a new one there/,
+    );
+    // terraform login never writes a CLI config file, which is read before the file it writes.
+    expect(fixOf("credentials file /etc/terraform.rc")).toMatch(
+      /^the token came from the credentials file \/etc\/terraform\.rc \(TF_CLI_CONFIG_FILE\).*its credentials "tfe\.example\.com" block/,
+    );
   });
 
   it("reports a success answer that is not JSON", async () => {

@@ -381,7 +381,7 @@ describe("tfe-governance import", () => {
     });
     expect(fromFile.status).toBe(2);
     expect(fromFile.stderr).toContain(
-      `the token was not accepted (401): the token came from the credentials file ${credentials}: run "terraform login ${host}" to write a new one there, or set a valid API token in TFE_TOKEN`,
+      `the token was not accepted (401): the token came from the credentials file ${credentials} (TF_CLI_CONFIG_FILE), read before the file terraform login writes: put a valid token in its credentials "${host}" block, or set a valid API token in TFE_TOKEN`,
     );
     for (const run of [fromEnv, fromFile]) {
       expect(run.stderr).not.toContain("tfe:token");
