@@ -9,7 +9,8 @@ import { Any } from "google-protobuf/google/protobuf/any_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { keepCompiledCode } from "../process/compile-cache";
 import { EngineLog } from "../resources/engine-log";
-import { providers, startCommand } from "../resources/providers";
+import { startCommand } from "../resources/provider-set";
+import { providers } from "../resources/providers";
 import { runConstruct } from "./construct";
 import { engineAddressOf } from "./engine-arguments";
 import { GovernanceProvider } from "./provider";
@@ -131,7 +132,7 @@ export class ProviderServer implements Served {
     const otherEngine = this.engineAddress !== this.configuredBy;
     const cancelled = Object.values(providers).some((served) => served.context.cancelled);
     if (this.configuredBy !== undefined && (otherEngine || cancelled) && callsInFlight <= 1) {
-      startCommand();
+      startCommand(providers);
       this.provider.startCommand();
     }
     this.configuredBy = this.engineAddress;

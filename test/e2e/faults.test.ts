@@ -103,6 +103,8 @@ describe("under faults and a 429 storm, runs of 50 policies and 10 deprecations 
       const [run] = await runMeasured(server, args);
       await expectServiceMatchesState(server);
       if (run!.code === 0) return attempt;
+      // Said before the next run: a test that asks for convergence in one run then shows why the first failed.
+      console.info(`pulumi ${args.join(" ")} failed in run ${attempt}:\n${run!.output}`);
       if (attempt >= maxRuns) throw new Error(`pulumi ${args.join(" ")} failed ${attempt} times:\n${run!.output}`);
     }
   };

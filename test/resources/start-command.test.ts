@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { declareMembership } from "../../src/resources/memberships";
 import { firstThisCommand } from "../../src/resources/provider-context";
-import { providers, startCommand } from "../../src/resources/providers";
+import { startCommand as startCommandOf } from "../../src/resources/provider-set";
+import { providers } from "../../src/resources/providers";
+
+const startCommand = () => startCommandOf(providers);
 
 // A plugin the engine attached to (PULUMI_DEBUG_PROVIDERS) serves command after command in one process. Each command
 // starts as a process started for it would: what the last one read, claimed, declared, said or cancelled is gone.
