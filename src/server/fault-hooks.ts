@@ -18,6 +18,9 @@ async function applyFault(fault: Fault, request: FastifyRequest, reply: FastifyR
   if (fault.reset) {
     injectedResets.add(request.raw);
     request.raw.socket.resetAndDestroy();
+    // A closed socket does not end the reply (fastify goes on while `reply.sent` is false): without this a route
+    // with no body to wait for, a DELETE, would still run, and the lost request would be a lost answer.
+    reply.hijack();
     return true;
   }
   if (fault.status !== undefined) {

@@ -161,6 +161,13 @@ export function installBodyTimeout(app: FastifyInstance, bodyTimeoutMs: number):
     const timer = setTimeout(() => {
       payload.unpipe(guarded);
       payload.pause();
+      // A body no parser reads (the route answered without it, or the client left before it was read) has no one
+      // to tell: an error emitted with no listener would end the server's process. Its connection just closes.
+      if (guarded.listenerCount("error") === 0) {
+        guarded.destroy();
+        request.raw.socket.destroy();
+        return;
+      }
       reply.header("connection", "close");
       const seconds = bodyTimeoutMs / 1000;
       guarded.destroy(

@@ -1,6 +1,7 @@
+import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../src/server";
-import { call, organization, start } from "./helpers";
+import { call, createPolicy, organization, start, token } from "./helpers";
 
 let server: RunningServer;
 beforeAll(async () => {
@@ -36,5 +37,24 @@ describe("injected faults answer in the shape of the interface they hit", () => 
     } finally {
       server.setFaults([]);
     }
+  });
+});
+
+describe("a reset before the handler loses the request", () => {
+  it("a DELETE, which has no body to wait for, deletes nothing", async () => {
+    const policy = await createPolicy(server, "outlives-a-reset");
+    server.setFaults([{ route: "DELETE /api/v2/policies/:policyId", reset: true, times: 1 }]);
+    try {
+      const sent = request(`${server.url}/api/v2/policies/${policy.id}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${token}` },
+      });
+      await expect(sent).rejects.toThrow();
+    } finally {
+      server.setFaults([]);
+    }
+    // The handler would have run by the time the client sees the reset, were it going to.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await call(server, "GET", `/api/v2/policies/${policy.id}`)).status).toBe(200);
   });
 });

@@ -137,6 +137,30 @@ describe("aborted uploads", () => {
   });
 });
 
+describe("a body no parser reads, from a client gone before it was read", () => {
+  it("closes its connection at the body timeout, and the server lives on", async () => {
+    // The client leaves while the request waits before the body is looked at (here an injected delay), so the
+    // answer has closed before the body timeout starts; a GET's body is never read by a parser.
+    const uncaught: unknown[] = [];
+    const collect = (error: unknown) => uncaught.push(error);
+    process.on("uncaughtException", collect);
+    const listPolicies = `/api/v2/organizations/${organization}/policies`;
+    server.setFaults([{ route: "GET /api/v2/organizations/:organization/policies", latencyMs: 300 }]);
+    try {
+      const { socket } = stalledRequest("GET", listPolicies, 100, 1, "application/vnd.api+json");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket.destroy();
+      // Past the latency and the 1 s body timeout.
+      await new Promise((resolve) => setTimeout(resolve, 1800));
+    } finally {
+      server.setFaults([]);
+      process.off("uncaughtException", collect);
+    }
+    expect(uncaught).toEqual([]);
+    expect((await call(server, "GET", listPolicies)).status).toBe(200);
+  });
+});
+
 describe("issue 10 item 6", () => {
   it("answers 413 to a 10 MB + 1 upload, not a connection reset, five times in a row", async () => {
     const roomy = await start({ uploadBufferBudgetBytes: 64 * 1024 * 1024 });
