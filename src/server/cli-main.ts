@@ -69,11 +69,13 @@ async function main(): Promise<void> {
     writeFileSync(tls.certificateFile, server.certificate ?? "");
   }
   if (!values.quiet) {
-    server.requestLog.onEntry((entry) =>
+    server.requestLog.onEntry((entry) => {
+      // Not once its reader has gone (cli.ts): the log ends, the server goes on.
+      if (!process.stdout.writable) return;
       process.stdout.write(
         `${entry.at} ${entry.origin} ${entry.method} ${entry.path} ${entry.status} ${entry.durationMs.toFixed(1)}ms\n`,
-      ),
-    );
+      );
+    });
   }
   const lines = [
     `tfe-governance-server listening on ${server.url}`,

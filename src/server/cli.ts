@@ -1,8 +1,13 @@
 #!/usr/bin/env node
 // The server command's entry. Node.js is checked before the server (node:sqlite, undici) loads, so that an older
 // Node gets one line that says what to do (and --help still answers), not a stack trace.
+import { onReaderGone } from "../process/closed-output";
 import { nodeRequirement, nodeTooOld } from "../process/node-requirement";
 import { serverUsage } from "./usage";
+
+// The server's output is its banner and request log, a courtesy: a reader that goes ends the log (cli-main writes
+// only while stdout is writable), not the server, which clients (a `pulumi up` under way) still rely on.
+onReaderGone(process.stdout, () => {});
 
 if (!nodeTooOld()) {
   (require("./cli-main") as typeof import("./cli-main")).run();

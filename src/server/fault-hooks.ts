@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError, errorDocument, sendError } from "./errors";
@@ -13,11 +14,22 @@ export function wasResetByFault(request: IncomingMessage): boolean {
   return injectedResets.has(request);
 }
 
+/**
+ * Resets the connection: the client reads ECONNRESET, as from a load balancer that drops it. A TLS socket has no
+ * TCP handle of its own to reset (resetAndDestroy throws): the TCP connection it wraps has.
+ */
+function resetConnection(request: IncomingMessage): void {
+  const socket = request.socket as Socket & { _parent?: Socket | null };
+  const tcp = socket._parent ?? socket;
+  tcp.resetAndDestroy();
+  if (tcp !== socket) socket.destroy();
+}
+
 async function applyFault(fault: Fault, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
   if (fault.latencyMs > 0) await sleep(fault.latencyMs);
   if (fault.reset) {
     injectedResets.add(request.raw);
-    request.raw.socket.resetAndDestroy();
+    resetConnection(request.raw);
     // A closed socket does not end the reply (fastify goes on while `reply.sent` is false): without this a route
     // with no body to wait for, a DELETE, would still run, and the lost request would be a lost answer.
     reply.hijack();
@@ -53,7 +65,7 @@ export function installFaultHooks(app: FastifyInstance, faults: FaultInjector): 
     if (!fault) return payload;
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
     if (fault.reset) {
-      request.raw.socket.resetAndDestroy();
+      resetConnection(request.raw);
       return payload;
     }
     if (fault.status === undefined) return payload;

@@ -23,9 +23,17 @@ export async function ingestVersion(storage: Storage, versionId: string, faults?
     await readPolicySetFolder(await unpackArchive(archive), policySet.kind);
     storage.finishVersion(versionId, { status: "ready" });
   } catch (error) {
-    if (!(error instanceof PolicySetFolderError || error instanceof ArchiveError)) throw error;
-    storage.finishVersion(versionId, { status: "errored", errorMessage: error.message });
+    storage.finishVersion(versionId, { status: "errored", errorMessage: ingressErrorMessage(error) });
   }
+}
+
+/**
+ * What an errored version says: the folder's or the archive's own error, naming the file; any other failure still
+ * errors the version (one left ingressing would keep its clients waiting for good), saying what failed.
+ */
+export function ingressErrorMessage(error: unknown): string {
+  if (error instanceof PolicySetFolderError || error instanceof ArchiveError) return error.message;
+  return `Failed to ingress: ${(error as Error).message}`;
 }
 
 /** Versions a killed server left ingressing: their archives are stored, so they are read again at start. */

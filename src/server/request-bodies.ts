@@ -181,7 +181,10 @@ export function installBodyTimeout(app: FastifyInstance, bodyTimeoutMs: number):
     reply.raw.once("close", stop);
     payload.once("error", (error) => {
       stop();
-      guarded.destroy(error);
+      // As at the timeout: an abort forwarded to a body no parser reads would be uncaught, and end the process.
+      payload.unpipe(guarded);
+      if (guarded.listenerCount("error") === 0) guarded.destroy();
+      else guarded.destroy(error);
     });
     payload.pipe(guarded);
     return guarded;

@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
 import { posix } from "node:path";
-import { ArchiveError, unpackArchive } from "../policy-code/archive";
+import { unpackArchive } from "../policy-code/archive";
 import { globRegExp } from "../policy-code/glob";
-import { PolicySetFolderError, readPolicySetFolder } from "../policy-code/policy-set-folder";
+import { readPolicySetFolder } from "../policy-code/policy-set-folder";
+import { ingressErrorMessage } from "./policy-set-ingress";
 import type { PolicySetRecord, PolicySetVersionRecord, Storage } from "./storage";
 
 /**
@@ -95,14 +96,7 @@ async function readVersion(storage: Storage, policySet: PolicySetRecord, version
     await readPolicySetFolder(files, policySet.kind, policySet.policiesPath ?? "");
     storage.finishVersion(versionId, { status: "ready" });
   } catch (error) {
-    if (!(error instanceof PolicySetFolderError || error instanceof ArchiveError)) {
-      storage.finishVersion(versionId, {
-        status: "errored",
-        errorMessage: `Failed to ingress: ${(error as Error).message}`,
-      });
-      return;
-    }
-    storage.finishVersion(versionId, { status: "errored", errorMessage: error.message });
+    storage.finishVersion(versionId, { status: "errored", errorMessage: ingressErrorMessage(error) });
   }
 }
 

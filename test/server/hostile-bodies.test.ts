@@ -137,20 +137,24 @@ describe("aborted uploads", () => {
   });
 });
 
-describe("a body no parser reads, from a client gone before it was read", () => {
-  it("closes its connection at the body timeout, and the server lives on", async () => {
-    // The client leaves while the request waits before the body is looked at (here an injected delay), so the
-    // answer has closed before the body timeout starts; a GET's body is never read by a parser.
+describe("a body no parser reads (a GET's), from a client that leaves", () => {
+  // Before the body is looked at (an injected delay before the handler): the answer has closed before the body
+  // timeout starts. While its answer is pending (a delay after the handler): the body's abort has no parser to go to.
+  it.each([
+    ["before the body is looked at", false, 100],
+    ["while its answer is pending", true, 200],
+  ])("%s: the connection closes, and the server lives on", async (_when, afterHandler, leaveAfterMs) => {
     const uncaught: unknown[] = [];
     const collect = (error: unknown) => uncaught.push(error);
     process.on("uncaughtException", collect);
     const listPolicies = `/api/v2/organizations/${organization}/policies`;
-    server.setFaults([{ route: "GET /api/v2/organizations/:organization/policies", latencyMs: 300 }]);
+    const route = "GET /api/v2/organizations/:organization/policies";
+    server.setFaults([{ route, latencyMs: afterHandler ? 500 : 300, afterHandler }]);
     try {
       const { socket } = stalledRequest("GET", listPolicies, 100, 1, "application/vnd.api+json");
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, leaveAfterMs));
       socket.destroy();
-      // Past the latency and the 1 s body timeout.
+      // Past the delay and the 1 s body timeout.
       await new Promise((resolve) => setTimeout(resolve, 1800));
     } finally {
       server.setFaults([]);

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { Header } from "tar";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { collectFolder, packFiles } from "../../src/policy-code/archive";
 import { type RunningServer, startServer } from "../../src/server";
 import { Storage } from "../../src/server/storage";
@@ -383,5 +383,33 @@ describe("policy set versions across a server kill", () => {
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }
+  });
+});
+
+describe("work the server does after its answer", () => {
+  it("says a failure it did not settle itself, rather than end the process with an unhandled rejection", async () => {
+    const storage = new Storage(":memory:");
+    const unhandled: unknown[] = [];
+    const collect = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", collect);
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      storage.inBackground(async () => {
+        throw new Error("database is locked");
+      });
+      await storage.settle();
+      // An unhandled rejection is reported after the microtasks that could have handled it.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      spy.mockRestore();
+      process.off("unhandledRejection", collect);
+      storage.close();
+    }
+    expect(unhandled).toEqual([]);
+    expect(written.join("")).toContain("background work failed: database is locked");
   });
 });

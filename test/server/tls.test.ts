@@ -89,6 +89,19 @@ describe("the server over https", () => {
     expect(await code.body.text()).toBe("main = rule { true }");
   });
 
+  it("injects a reset as a reset, before and after the handler, not as a 500", async () => {
+    for (const afterHandler of [false, true]) {
+      server.setFaults([{ route: "GET /api/v2/ping", reset: true, afterHandler, times: 1 }]);
+      try {
+        await expect(get(`${server.url}/api/v2/ping`, trusting), `afterHandler ${afterHandler}`).rejects.toMatchObject({
+          code: expect.stringMatching(/ECONNRESET|UND_ERR_SOCKET/),
+        });
+      } finally {
+        server.setFaults([]);
+      }
+    }
+  });
+
   it("is refused by a client that does not trust the certificate", async () => {
     await expect(get(`${server.url}/api/v2/ping`)).rejects.toMatchObject({
       code: expect.stringMatching(/SELF_SIGNED|UNABLE_TO_VERIFY/),

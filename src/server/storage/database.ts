@@ -160,7 +160,10 @@ export class Database {
 
   /** Work that writes after the answer (a version read after its upload): `settle` waits for it. */
   inBackground(work: () => Promise<void>): void {
-    const running = new Promise<void>((done) => setImmediate(done)).then(work);
+    // Nothing awaits this work: a failure it does not settle itself is said here, not left to end the process.
+    const running = new Promise<void>((done) => setImmediate(done)).then(work).catch((error: unknown) => {
+      process.stderr.write(`tfe-governance-server: background work failed: ${(error as Error).message}\n`);
+    });
     this.background.add(running);
     void running.finally(() => this.background.delete(running));
   }
