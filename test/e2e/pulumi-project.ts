@@ -73,10 +73,12 @@ export class PulumiProject {
     );
     for (const [path, content] of Object.entries(options.files)) await project.writeFile(path, content);
     await project.run(["stack", "init"]);
-    for (const [key, value] of Object.entries(options.config)) await project.run(["config", "set", key, value]);
-    for (const [key, value] of Object.entries(options.secrets ?? {})) {
-      await project.run(["config", "set", "--secret", key, value]);
-    }
+    // One command for them all: each `pulumi` started costs the engine's start.
+    const settings = [
+      ...Object.entries(options.config).flatMap(([key, value]) => ["--plaintext", `${key}=${value}`]),
+      ...Object.entries(options.secrets ?? {}).flatMap(([key, value]) => ["--secret", `${key}=${value}`]),
+    ];
+    if (settings.length > 0) await project.run(["config", "set-all", ...settings]);
     return project;
   }
 
