@@ -6,10 +6,6 @@ echo "== typecheck" && npx tsc -p tsconfig.json --noEmit
 echo "== lint" && npx biome check .
 echo "== build" && npm run --silent build
 echo "== tests"
-# Every node process the tests start (each command's program and provider, npm, tsc) keeps its compiled code in one
-# cache: the suite starts thousands, and a program compiled @pulumi/pulumi and TypeScript afresh at each command
-# (0.65 s of its 2 s of CPU). The library itself never turns the cache on in a user's program.
-export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-${PULUMI_TFE_GOVERNANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-tfe-governance}/test-compile-cache}"
 results=$(mktemp)
 status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json="$results" "$@" || status=$?

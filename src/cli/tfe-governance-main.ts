@@ -1,5 +1,6 @@
 // The commands themselves, loaded by tfe-governance.ts once Node.js is new enough.
 import { importMain, StreamProgress } from "../importer/command";
+import { stopWhenReaderGoes } from "../process/closed-output";
 import { pendingCreatesMain } from "../recovery/pending-creates";
 import { checkFolderMain } from "./check-folder";
 import { impactMain } from "./impact";
@@ -49,6 +50,8 @@ async function main(argv: string[]): Promise<number> {
 
 /** Runs the command line `argv` and sets the exit status. */
 export function run(argv: string[]): void {
+  // Here as well as in tfe-governance.ts: the plugin's command mode (`pulumi-resource-tfegov import ...`) comes in here.
+  stopWhenReaderGoes();
   main(argv).then(
     (status) => {
       process.exitCode = status;

@@ -23,5 +23,10 @@ export function onReaderGone(stream: NodeJS.WritableStream, whenGone: () => void
  * pass.
  */
 export function stopWhenReaderGoes(stream: NodeJS.WritableStream = process.stdout): void {
+  // Once per stream, whichever entry (tfe-governance, the plugin's command mode) gets there first.
+  if (stopping.has(stream)) return;
+  stopping.add(stream);
   onReaderGone(stream, () => process.exit(141));
 }
+
+const stopping = new WeakSet<NodeJS.WritableStream>();

@@ -518,15 +518,18 @@ export function firstThisCommand(key: string): boolean {
   return true;
 }
 
-/** Prints `message` once per process, that is once per Pulumi operation, however many resources meet it. */
+/**
+ * Prints `message` once per Pulumi command, however many resources meet it: a provider process serves one command,
+ * and an attached one (PULUMI_DEBUG_PROVIDERS) forgets at each new command (`forgetSaidOnce`).
+ */
 export function warnOnce(key: string, message: string): void {
   if (firstThisCommand(key)) console.error(message);
 }
 
-/** One per process: a provider process serves one `pulumi` command, for every resource type. */
+/** One per command, for every resource type: cleared with the said-once keys at each new command. */
 const sharedFailureReport = new FailureReport();
 
-/** A new command (see providers.ts `startCommand`): what the last said once is said again in this one's output. */
+/** A new command (see provider-set.ts `startCommand`): what the last said once is said again in this one's output. */
 export function forgetSaidOnce(): void {
   warned.clear();
   sharedFailureReport.clear();

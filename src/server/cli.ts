@@ -5,9 +5,11 @@ import { onReaderGone } from "../process/closed-output";
 import { nodeRequirement, nodeTooOld } from "../process/node-requirement";
 import { serverUsage } from "./usage";
 
-// The server's output is its banner and request log, a courtesy: a reader that goes ends the log (cli-main writes
-// only while stdout is writable), not the server, which clients (a `pulumi up` under way) still rely on.
+// The server's output is its banner, request log and the errors it answered, a courtesy: a reader that goes
+// (`tfe-governance-server 2>&1 | head`) ends what it is told, not the server, which clients (a `pulumi up` under
+// way) still rely on. cli-main writes the log only while stdout is writable.
 onReaderGone(process.stdout, () => {});
+onReaderGone(process.stderr, () => {});
 
 if (!nodeTooOld()) {
   (require("./cli-main") as typeof import("./cli-main")).run();

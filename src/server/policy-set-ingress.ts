@@ -1,5 +1,6 @@
 import { ArchiveError, unpackArchive } from "../policy-code/archive";
 import { PolicySetFolderError, readPolicySetFolder } from "../policy-code/policy-set-folder";
+import { errorText } from "../process/error-text";
 import { type FaultInjector, ingressRoute } from "./faults";
 import type { Storage } from "./storage";
 
@@ -33,7 +34,7 @@ export async function ingestVersion(storage: Storage, versionId: string, faults?
  */
 export function ingressErrorMessage(error: unknown): string {
   if (error instanceof PolicySetFolderError || error instanceof ArchiveError) return error.message;
-  return `Failed to ingress: ${(error as Error).message}`;
+  return `Failed to ingress: ${errorText(error)}`;
 }
 
 /** Versions a killed server left ingressing: their archives are stored, so they are read again at start. */

@@ -7,6 +7,7 @@ import { Header } from "tar";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { collectFolder, packFiles } from "../../src/policy-code/archive";
 import { type RunningServer, startServer } from "../../src/server";
+import { ingressErrorMessage } from "../../src/server/policy-set-ingress";
 import { Storage } from "../../src/server/storage";
 import { call, createPolicy, organization, seed, settledVersion, start } from "./helpers";
 
@@ -387,29 +388,42 @@ describe("policy set versions across a server kill", () => {
 });
 
 describe("work the server does after its answer", () => {
-  it("says a failure it did not settle itself, rather than end the process with an unhandled rejection", async () => {
-    const storage = new Storage(":memory:");
-    const unhandled: unknown[] = [];
-    const collect = (reason: unknown) => unhandled.push(reason);
-    process.on("unhandledRejection", collect);
-    const written: string[] = [];
-    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
-      written.push(String(chunk));
-      return true;
-    });
-    try {
-      storage.inBackground(async () => {
-        throw new Error("database is locked");
+  it.each([
+    ["an Error", new Error("database is locked"), "database is locked"],
+    ["something else thrown", "database is locked", "database is locked"],
+    ["undefined", undefined, "undefined"],
+  ])(
+    "says a failure it did not settle itself (%s), rather than end the process with an unhandled rejection",
+    async (_kind, thrown, said) => {
+      const storage = new Storage(":memory:");
+      const unhandled: unknown[] = [];
+      const collect = (reason: unknown) => unhandled.push(reason);
+      process.on("unhandledRejection", collect);
+      const written: string[] = [];
+      const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+        written.push(String(chunk));
+        return true;
       });
-      await storage.settle();
-      // An unhandled rejection is reported after the microtasks that could have handled it.
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    } finally {
-      spy.mockRestore();
-      process.off("unhandledRejection", collect);
-      storage.close();
-    }
-    expect(unhandled).toEqual([]);
-    expect(written.join("")).toContain("background work failed: database is locked");
+      try {
+        storage.inBackground(() => Promise.reject(thrown));
+        await storage.settle();
+        // An unhandled rejection is reported after the microtasks that could have handled it.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      } finally {
+        spy.mockRestore();
+        process.off("unhandledRejection", collect);
+        storage.close();
+      }
+      expect(unhandled).toEqual([]);
+      expect(written.join("")).toContain(`background work failed: ${said}`);
+    },
+  );
+});
+
+describe("what an errored version says", () => {
+  it("says what failed, whatever was thrown", () => {
+    expect(ingressErrorMessage(new Error("disk full"))).toBe("Failed to ingress: disk full");
+    expect(ingressErrorMessage("tar: unexpected end of file")).toBe("Failed to ingress: tar: unexpected end of file");
+    expect(ingressErrorMessage(undefined)).toBe("Failed to ingress: undefined");
   });
 });

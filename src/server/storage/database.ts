@@ -2,6 +2,7 @@
 // and the work that writes after an answer. The tables (one module each, beside this one) run their statements here.
 
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { errorText } from "../../process/error-text";
 import type { Row } from "./records";
 
 const schema = `
@@ -162,7 +163,7 @@ export class Database {
   inBackground(work: () => Promise<void>): void {
     // Nothing awaits this work: a failure it does not settle itself is said here, not left to end the process.
     const running = new Promise<void>((done) => setImmediate(done)).then(work).catch((error: unknown) => {
-      process.stderr.write(`tfe-governance-server: background work failed: ${(error as Error).message}\n`);
+      process.stderr.write(`tfe-governance-server: background work failed: ${errorText(error)}\n`);
     });
     this.background.add(running);
     void running.finally(() => this.background.delete(running));
